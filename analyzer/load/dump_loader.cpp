@@ -1,0 +1,161 @@
+// Decodes frames on a few worker threads (each frame has its own delta state,
+// FORMAT.md "Frames") and folds them in file order as they arrive: metadata
+// records in sequence, heap events appended to their thread's stream.
+#include "load/dump_loader.h"
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <variant>
+
+#include "load/frame_collector.h"
+#include "load/frame_pipeline.h"
+
+namespace memrec::analyzer {
+namespace {
+
+ThreadInfo& thread_entry(LoadedDump& d, std::unordered_map<std::uint64_t, std::size_t>& by_tid, std::uint64_t tid) {
+  const auto [it, inserted] = by_tid.try_emplace(tid, d.threads.size());
+  if (inserted) d.threads.push_back(ThreadInfo{tid, {}, {}, {}});
+  return d.threads[it->second];
+}
+
+// Applies one metadata record to the model, in file order.
+class MetaApplier {
+ public:
+  explicit MetaApplier(LoadedDump& d) : d_(d) {}
+
+  void operator()(const reader::ThreadRecord& r) { thread_entry(d_, by_tid_, r.tid); }
+  // One entry per tid: the first start and the last exit. (A tid the kernel
+  // reuses within one recording shows as one thread; pid_max makes that rare.)
+  void operator()(const reader::ThreadStartRecord& r) {
+    ThreadInfo& t = thread_entry(d_, by_tid_, r.tid);
+    if (!t.start_ns) t.start_ns = r.time_ns;
+    t.name = r.name;
+  }
+  void operator()(const reader::ThreadNameRecord& r) { thread_entry(d_, by_tid_, r.tid).name = r.name; }
+  void operator()(const reader::ThreadExitRecord& r) { thread_entry(d_, by_tid_, r.tid).exit_ns = r.time_ns; }
+  void operator()(const reader::StackRecord& r) { d_.stacks[r.id] = StackInfo{r.module_gen, r.truncated(), r.ips}; }
+  void operator()(const reader::ModuleLoadRecord& r) {
+    d_.modules.push_back(ModuleInfo{r.id, r.path, r.bias, r.build_id, r.segments, r.gen, std::nullopt});
+  }
+  void operator()(const reader::ModuleUnloadRecord& r) {
+    // The latest module with that id is the one unloaded.
+    for (auto it = d_.modules.rbegin(); it != d_.modules.rend(); ++it) {
+      if (it->id == r.id) {
+        it->unload_gen = r.gen;
+        break;
+      }
+    }
+  }
+  void operator()(const reader::RecordingRecord& r) { d_.recording.push_back(r); }
+  void operator()(const reader::CountersRecord& r) {
+    d_.facts.counters.clear();
+    for (const auto& [key, value] : r.values) d_.facts.counters[key] = value;
+  }
+  void operator()(const reader::EndRecord&) { d_.facts.clean_end = true; }
+  template <typename Other>
+  void operator()(const Other&) {}  // event records never land in `meta`
+
+ private:
+  LoadedDump& d_;
+  std::unordered_map<std::uint64_t, std::size_t> by_tid_;
+};
+
+// Adds one decoded frame, in file order, to the model.
+class FrameFolder {
+ public:
+  explicit FrameFolder(LoadedDump& d) : d_(d), apply_(d) {}
+
+  void add(FrameData& f) {
+    d_.counts += f.counts;
+    d_.rss_max_bytes = std::max(d_.rss_max_bytes, f.rss_max_bytes);
+    if (f.last_time_ns) d_.last_time_ns = std::max(d_.last_time_ns.value_or(0), *f.last_time_ns);
+    for (const reader::Record& r : f.meta) std::visit(apply_, r);
+    for (auto& [tid, events] : f.events) {
+      const auto [it, inserted] = stream_of_tid_.try_emplace(tid, d_.streams.size());
+      if (inserted) d_.streams.emplace_back();
+      auto& stream = d_.streams[it->second];
+      if (stream.empty()) {
+        stream.swap(events);
+      } else {
+        stream.insert(stream.end(), events.begin(), events.end());
+      }
+    }
+  }
+
+ private:
+  LoadedDump& d_;
+  MetaApplier apply_;
+  std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
+};
+
+// A thread's own times never go back; a tid reused by a later thread can
+// interleave with the old one's last frame, so order such a stream by time.
+void order_streams(LoadedDump& d) {
+  for (auto& stream : d.streams) {
+    const auto by_time = [](const HeapEvent& a, const HeapEvent& b) { return a.time_ns < b.time_ns; };
+    if (!std::is_sorted(stream.begin(), stream.end(), by_time)) {
+      std::stable_sort(stream.begin(), stream.end(), by_time);
+    }
+  }
+}
+
+}  // namespace
+
+RecordCounts& RecordCounts::operator+=(const RecordCounts& o) {
+  alloc += o.alloc;
+  free += o.free;
+  realloc += o.realloc;
+  mmap += o.mmap;
+  munmap += o.munmap;
+  mremap += o.mremap;
+  stacks += o.stacks;
+  modules += o.modules;
+  rss_samples += o.rss_samples;
+  recording_toggles += o.recording_toggles;
+  for (std::size_t i = 0; i < by_function.size(); ++i) by_function[i] += o.by_function[i];
+  return *this;
+}
+
+Result<LoadedDump> load_dump(reader::Dump dump, const LoadOptions& options) {
+  unsigned threads = options.threads;
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  LoadedDump d;
+  d.path = dump.name();
+  d.header = dump.header;
+  d.facts.file_bytes = dump.file_bytes();
+  std::optional<std::size_t> unwritten_frame;
+  {
+    FramePipeline pipeline(dump, threads, 4 * static_cast<std::size_t>(threads));
+    FrameFolder folder(d);
+    const std::size_t frames = dump.index.frames.size();
+    for (std::size_t i = 0; i < frames; ++i) {
+      DecodedFrame& frame = pipeline.wait(i);
+      // The first failure in file order decides; a frame whose tail was
+      // never written ends the dump there instead.
+      if (!frame.status.ok()) {
+        if (frame.status.error().code != ErrorCode::kTruncated) return frame.status.error();
+        unwritten_frame = i;
+        break;
+      }
+      folder.add(frame.data);
+      pipeline.release(i);
+    }
+  }
+  // Only now that the workers are joined may the frame index change.
+  if (unwritten_frame) dump.truncate_at_frame(*unwritten_frame);
+  order_streams(d);
+  d.facts.frames = dump.index.frames.size();
+  d.facts.truncated_at = dump.index.truncated_at;
+  return d;
+}
+
+Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options) {
+  auto dump = reader::open_dump(path);
+  if (!dump) return dump.error();
+  return load_dump(std::move(*dump), options);
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,61 @@
+// Turns one frame's records into FrameData: counts, the metadata records in
+// order, and the heap events grouped by thread. Frames are collected
+// independently (in parallel) and folded into a LoadedDump in file order.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "load/loaded_dump.h"
+#include "memrec/reader/records.h"
+
+namespace memrec::analyzer {
+
+struct FrameData {
+  RecordCounts counts;
+  // Records that shape the model, in frame order: the first Thread record of
+  // each tid, ThreadStart/Name/Exit, Stack, ModuleLoad/Unload, Recording,
+  // Counters, End.
+  std::vector<reader::Record> meta;
+  // (tid, that thread's heap events in this frame), tids in first-seen order.
+  std::vector<std::pair<std::uint64_t, std::vector<HeapEvent>>> events;
+  std::uint64_t rss_max_bytes = 0;
+  std::optional<std::uint64_t> last_time_ns;
+};
+
+class FrameCollector final : public reader::RecordVisitor {
+ public:
+  explicit FrameCollector(FrameData& out) : out_(out) {}
+
+  void on_thread(const reader::ThreadRecord& r) override;
+  void on_alloc(const reader::AllocRecord& r) override;
+  void on_free(const reader::FreeRecord& r) override;
+  void on_realloc(const reader::ReallocRecord& r) override;
+  void on_mmap(const reader::MmapRecord& r) override;
+  void on_munmap(const reader::MunmapRecord& r) override;
+  void on_mremap(const reader::MremapRecord& r) override;
+  void on_stack(const reader::StackRecord& r) override;
+  void on_module_load(const reader::ModuleLoadRecord& r) override;
+  void on_module_unload(const reader::ModuleUnloadRecord& r) override;
+  void on_thread_start(const reader::ThreadStartRecord& r) override;
+  void on_thread_name(const reader::ThreadNameRecord& r) override;
+  void on_thread_exit(const reader::ThreadExitRecord& r) override;
+  void on_rss(const reader::RssRecord& r) override;
+  void on_recording(const reader::RecordingRecord& r) override;
+  void on_counters(const reader::CountersRecord& r) override;
+  void on_end(const reader::EndRecord& r) override;
+
+ private:
+  void saw_time(std::uint64_t t);
+  // The current thread's event list; the decoder guarantees a Thread record came first.
+  std::vector<HeapEvent>& current() { return out_.events[current_].second; }
+
+  FrameData& out_;
+  std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
+  std::size_t current_ = 0;
+};
+
+}  // namespace memrec::analyzer

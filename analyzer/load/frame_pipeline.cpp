@@ -1,0 +1,74 @@
+// Workers claim frames in order under one mutex; a frame's decoding runs
+// unlocked. The mutex is taken twice per frame (thousands of events), so it
+// is never contended enough to matter.
+#include "load/frame_pipeline.h"
+
+#include <algorithm>
+#include <exception>
+#include <utility>
+
+namespace memrec::analyzer {
+
+FramePipeline::FramePipeline(const reader::Dump& dump, unsigned threads, std::size_t window)
+    : dump_(dump),
+      window_(std::max<std::size_t>(window, 1)),
+      slots_(dump.index.frames.size()),
+      ready_(dump.index.frames.size(), 0) {
+  const std::size_t n = std::min<std::size_t>(std::max(threads, 1u), slots_.size());
+  for (std::size_t t = 0; t < n; ++t) workers_.emplace_back([this] { work(); });
+}
+
+FramePipeline::~FramePipeline() {
+  {
+    const std::lock_guard lock(mutex_);
+    stop_ = true;
+  }
+  changed_.notify_all();
+  for (std::thread& t : workers_) t.join();
+}
+
+void FramePipeline::work() {
+  reader::FrameDecoder decoder;
+  for (;;) {
+    std::size_t i = 0;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return stop_ || next_ >= slots_.size() || next_ < released_ + window_; });
+      if (stop_ || next_ >= slots_.size()) return;
+      i = next_++;
+    }
+    decode_one(decoder, i);
+    {
+      const std::lock_guard lock(mutex_);
+      ready_[i] = 1;
+    }
+    changed_.notify_all();
+  }
+}
+
+void FramePipeline::decode_one(reader::FrameDecoder& decoder, std::size_t i) {
+  DecodedFrame& slot = slots_[i];
+  try {
+    FrameCollector collector(slot.data);
+    slot.status = decoder.decode(dump_.bytes(), dump_.index.frames[i], dump_.name(), collector);
+  } catch (const std::exception& e) {  // std::bad_alloc on a dump too big for this machine
+    slot.status = Error{ErrorCode::kInternal, dump_.name() + ": decoding failed: " + e.what()};
+  }
+}
+
+DecodedFrame& FramePipeline::wait(std::size_t i) {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock, [&] { return ready_[i] != 0; });
+  return slots_[i];
+}
+
+void FramePipeline::release(std::size_t i) {
+  slots_[i] = DecodedFrame{};
+  {
+    const std::lock_guard lock(mutex_);
+    released_ = i + 1;
+  }
+  changed_.notify_all();
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,74 @@
+// What `load_dump` gives the model and report layers: one file's header,
+// facts, metadata (threads, modules, stacks) and its heap events as one
+// sequence per thread, each in that thread's own order.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "memrec/format/records.h"
+#include "memrec/reader/dump_reader.h"
+#include "model/heap_event.h"
+
+namespace memrec::analyzer {
+
+struct RecordCounts {
+  std::uint64_t alloc = 0;
+  std::uint64_t free = 0;
+  std::uint64_t realloc = 0;
+  std::uint64_t mmap = 0;
+  std::uint64_t munmap = 0;
+  std::uint64_t mremap = 0;
+  std::uint64_t stacks = 0;
+  std::uint64_t modules = 0;
+  std::uint64_t rss_samples = 0;
+  std::uint64_t recording_toggles = 0;
+  // Alloc records by their function, plus Realloc records under theirs.
+  std::array<std::uint64_t, format::kAllocFnCount> by_function{};
+
+  RecordCounts& operator+=(const RecordCounts& o);
+};
+
+struct ThreadInfo {
+  std::uint64_t tid = 0;
+  std::string name;
+  std::optional<std::uint64_t> start_ns;
+  std::optional<std::uint64_t> exit_ns;
+};
+
+struct ModuleInfo {
+  ModuleId id;
+  std::string path;
+  std::uint64_t bias = 0;
+  std::vector<std::byte> build_id;
+  std::vector<format::Segment> segments;
+  std::uint64_t load_gen = 0;
+  std::optional<std::uint64_t> unload_gen;
+};
+
+struct StackInfo {
+  std::uint64_t module_gen = 0;
+  bool truncated = false;
+  std::vector<std::uint64_t> ips;  // innermost first
+};
+
+struct LoadedDump {
+  std::string path;
+  reader::FileHeader header;
+  reader::DumpFacts facts;
+  RecordCounts counts;
+  std::vector<ThreadInfo> threads;  // in order of first appearance
+  std::vector<ModuleInfo> modules;  // in order of definition
+  std::unordered_map<StackId, StackInfo> stacks;
+  std::vector<reader::RecordingRecord> recording;
+  std::uint64_t rss_max_bytes = 0;
+  std::optional<std::uint64_t> last_time_ns;  // the latest time of any record
+  // Heap and anonymous-memory events, one sequence per thread.
+  std::vector<std::vector<HeapEvent>> streams;
+};
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,66 @@
+// Live heap blocks by address: an open-addressing hash map (linear probing,
+// backward-shift deletion), because the replay does one lookup per event and
+// a node-based std::unordered_map spends most of its time in the allocator.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "model/heap_event.h"
+
+namespace memrec::analyzer {
+
+struct LiveBlock {
+  std::uint64_t size = 0;
+  StackId stack;
+  std::uint64_t time_ns = 0;  // when it was allocated
+};
+
+class AddressMap {
+ public:
+  AddressMap() { rehash(kMinCapacity); }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  // Inserts `block` at `addr`; returns the block it replaced, if any.
+  std::optional<LiveBlock> insert(std::uint64_t addr, const LiveBlock& block);
+  // Removes the block at `addr`; returns it, or nothing if none was there.
+  std::optional<LiveBlock> erase(std::uint64_t addr);
+  const LiveBlock* find(std::uint64_t addr) const;
+
+  // Calls fn(addr, block) for every block, in no particular order.
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (const Slot& s : slots_) {
+      if (s.addr != kEmpty) fn(s.addr, s.block);
+    }
+    if (top_) fn(kEmpty, *top_);
+  }
+
+ private:
+  // The empty-slot marker; a block really at this address lives in `top_`.
+  static constexpr std::uint64_t kEmpty = ~0ull;
+  static constexpr std::size_t kMinCapacity = 1024;
+
+  struct Slot {
+    std::uint64_t addr = kEmpty;
+    LiveBlock block;
+  };
+
+  std::size_t home(std::uint64_t addr) const {
+    // Fibonacci hashing: heap addresses share their low bits (alignment).
+    return static_cast<std::size_t>((addr * 0x9e3779b97f4a7c15ull) >> shift_);
+  }
+  std::size_t mask() const { return slots_.size() - 1; }
+  void rehash(std::size_t capacity);
+
+  std::vector<Slot> slots_;  // a power of two, at most 7/8 full
+  std::size_t size_ = 0;     // including top_
+  int shift_ = 64;
+  std::optional<LiveBlock> top_;
+};
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,50 @@
+// `memrec info`: a summary of one dump — header, counts, threads, modules,
+// counters, the live heap at the end, its peak, and leaks grouped by stack.
+// Built once from a LoadedDump, then written as text or as JSON.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "load/loaded_dump.h"
+#include "model/heap_replay.h"
+
+namespace memrec::analyzer {
+
+struct LeakFrame {
+  std::uint64_t ip = 0;
+  std::optional<std::size_t> module;  // index into LoadedDump::modules
+};
+
+// Heap blocks live at the end that share an allocation stack.
+struct LeakGroup {
+  StackId stack;
+  std::uint64_t count = 0;
+  std::uint64_t bytes = 0;
+  bool truncated = false;
+  std::vector<LeakFrame> frames;  // innermost first; empty for stack 0 or an undefined id
+};
+
+struct InfoReport {
+  LoadedDump dump;
+  HeapReplay heap;
+  std::vector<LeakGroup> leaks;   // by bytes, largest first
+  std::uint64_t duration_ns = 0;  // last record time - start_mono_ns
+};
+
+InfoReport build_info_report(LoadedDump dump);
+
+// The JSON object of one file (the schema the integration tests rely on).
+nlohmann::json info_json(const InfoReport& report);
+// The human-readable summary; lists the `top_leaks` largest leak groups.
+std::string info_text(const InfoReport& report, std::size_t top_leaks);
+
+// The name of a counter key in JSON: "events", ..., or "unknown_<key>".
+std::string counter_name(std::uint64_t key);
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,197 @@
+// When recording starts and stops. The library constructor opens the dump
+// and starts the writer; the destructor (which runs after the program's
+// atexit handlers and static destructors) writes the end. _exit, exec, the
+// default-fatal signals SIGTERM/SIGINT/SIGHUP, and fork each get what they
+// need; the toggle signal pauses and resumes.
+#include "lifecycle.h"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "module_registry.h"
+#include "options.h"
+#include "real_allocator.h"
+#include "recorder_state.h"
+#include "stack_table.h"
+#include "thread_buffer.h"
+#include "thread_state.h"
+#include "unwind.h"
+#include "writer.h"
+
+namespace memrec::preload {
+
+std::atomic<RecorderState> g_state{RecorderState::kEarly};
+std::atomic<bool> g_enabled{true};
+std::atomic<std::uint64_t> g_counters[kCounterSlots];
+__thread ThreadState t_thread __attribute__((tls_model("initial-exec")));
+
+namespace {
+
+constexpr std::uint64_t kExitFlushTimeoutNs = 10'000'000'000;
+constexpr std::uint64_t kSignalFlushTimeoutNs = 5'000'000'000;
+
+std::atomic<int> g_early{0};  // 0 not started, 1 running, 2 done
+pthread_key_t g_exit_key;
+bool g_exit_key_ok = false;
+
+void on_thread_exit(void* buf) {
+  if (buf != nullptr) mark_thread_exit(*static_cast<ThreadBuffer*>(buf));
+}
+
+bool this_process_records() {
+  return g_state.load(std::memory_order_relaxed) == RecorderState::kRecording &&
+         static_cast<std::uint64_t>(getpid()) == recorded_pid();
+}
+
+void on_toggle_signal(int) {
+  const int saved = errno;
+  const bool on = !g_enabled.load(std::memory_order_relaxed);
+  g_enabled.store(on, std::memory_order_relaxed);
+  note_recording_toggle(on, now_ns());
+  errno = saved;
+}
+
+// A default-fatal signal: write the dump's end, then die of the signal as the
+// program would have without us.
+void on_fatal_signal(int sig) {
+  if (this_process_records()) writer_finish(kSignalFlushTimeoutNs);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(sig, &dfl, nullptr);
+  raise(sig);  // blocked while we run; delivered, with the default action, when we return
+}
+
+// Installs `handler` only where the program left the default action: a
+// program's own handler always wins (README, "SIGUSR1 already used").
+void install_if_default(int sig, void (*handler)(int)) {
+  struct sigaction old {};
+  if (sigaction(sig, nullptr, &old) != 0) return;
+  if ((old.sa_flags & SA_SIGINFO) != 0 || old.sa_handler != SIG_DFL) return;
+  struct sigaction sa {};
+  sa.sa_handler = handler;
+  sa.sa_flags = SA_RESTART;
+  sigemptyset(&sa.sa_mask);
+  sigaction(sig, &sa, nullptr);
+}
+
+// MEMREC_FOLLOW_EXEC=0: children that exec start without the preload.
+void drop_preload_from_environment() {
+  const char* preload = getenv("LD_PRELOAD");
+  if (preload == nullptr) return;
+  char kept[4096];
+  std::size_t n = 0;
+  const char* p = preload;
+  while (*p != '\0') {
+    while (*p == ':' || *p == ' ') ++p;
+    const char* start = p;
+    while (*p != '\0' && *p != ':' && *p != ' ') ++p;
+    const std::string_view entry(start, static_cast<std::size_t>(p - start));
+    if (entry.empty() || entry.find("libmemrec") != std::string_view::npos) continue;
+    if (n + entry.size() + 2 > sizeof(kept)) break;
+    if (n != 0) kept[n++] = ':';
+    std::memcpy(kept + n, entry.data(), entry.size());
+    n += entry.size();
+  }
+  kept[n] = '\0';
+  if (n == 0) {
+    unsetenv("LD_PRELOAD");
+  } else {
+    setenv("LD_PRELOAD", kept, 1);
+  }
+}
+
+void before_fork() { modules_lock(); }
+void after_fork_parent() { modules_unlock(); }
+void after_fork_child() {
+  modules_unlock();
+  if (g_state.load(std::memory_order_relaxed) != RecorderState::kRecording) return;
+  HookScope scope(HookDepth::kInternal);
+  // Only this thread survives fork: its parent's undrained events and every
+  // stack id belong to the parent's file. The child starts its own.
+  for (auto& c : g_counters) c.store(0, std::memory_order_relaxed);
+  reset_buffers_after_fork();
+  if (t_thread.buffer != nullptr) count(format::Counter::kThreads);
+  stack_table_reset();
+  writer_restart_in_child();
+}
+
+}  // namespace
+
+void count_miss() {
+  if (t_thread.depth == HookDepth::kHook) count(format::Counter::kMissedReentrant);
+}
+
+void early_init() {
+  int expected = 0;
+  if (!g_early.compare_exchange_strong(expected, 1)) return;
+  HookScope scope(HookDepth::kInternal);
+  resolve_real_allocator();
+  read_options();
+  g_enabled.store(!g_options.start_disabled, std::memory_order_relaxed);
+  unwind_init();
+  if (!stack_table_init() || !modules_init()) {
+    log_line({"cannot reserve memory for the stack and module tables; recording stopped"});
+    g_state.store(RecorderState::kStopped);
+  }
+  g_exit_key_ok = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  g_early.store(2, std::memory_order_release);
+}
+
+bool early_init_done() { return g_early.load(std::memory_order_acquire) == 2; }
+
+void register_thread_exit(ThreadBuffer* buf) {
+  if (!g_exit_key_ok) return;
+  HookScope scope(HookDepth::kInternal);  // pthread_setspecific may calloc for high keys
+  pthread_setspecific(g_exit_key, buf);
+}
+
+void finish_before_exit() {
+  if (this_process_records()) writer_finish(kExitFlushTimeoutNs);
+}
+
+void sync_before_exec() {
+  if (this_process_records()) writer_sync(kExitFlushTimeoutNs);
+}
+
+namespace {
+
+[[gnu::constructor]] void memrec_start() {
+  early_init();
+  HookScope scope(HookDepth::kInternal);
+  if (g_state.load() != RecorderState::kEarly) return;
+  if (!g_options.follow_exec) drop_preload_from_environment();
+  if (g_options.toggle_signal != 0) install_if_default(g_options.toggle_signal, on_toggle_signal);
+  for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    if (sig != g_options.toggle_signal) install_if_default(sig, on_fatal_signal);
+  }
+  pthread_atfork(before_fork, after_fork_parent, after_fork_child);
+  // kRecording before the writer starts, so the writer's first cycle finds
+  // threads already allowed to wait for it.
+  g_state.store(RecorderState::kRecording);
+  if (!writer_start(/*eager=*/true)) g_state.store(RecorderState::kStopped);
+}
+
+[[gnu::destructor]] void memrec_stop() {
+  // libstdc++ keeps an emergency exception pool until asked to free it (as
+  // valgrind does): free it while recording, so it is not reported as a leak.
+  using Freeres = void (*)();
+  Freeres freeres = nullptr;
+  {
+    HookScope scope(HookDepth::kInternal);  // dlsym's own allocations are ours
+    freeres = reinterpret_cast<Freeres>(dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv"));
+  }
+  if (freeres != nullptr) freeres();
+  finish_before_exit();
+}
+
+}  // namespace
+}  // namespace memrec::preload

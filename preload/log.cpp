@@ -1,0 +1,54 @@
+// Allocation-free logging for the preload (see log.h).
+#include "log.h"
+
+#include <atomic>
+#include <cstring>
+#include <initializer_list>
+#include <unistd.h>
+
+namespace memrec::preload {
+namespace {
+
+constexpr int kMaxLines = 20;
+std::atomic<int> g_lines{0};
+
+std::size_t append(char* buf, std::size_t pos, std::size_t cap, std::string_view s) {
+  const std::size_t n = s.size() < cap - pos ? s.size() : cap - pos;
+  std::memcpy(buf + pos, s.data(), n);
+  return pos + n;
+}
+
+std::size_t append_number(char* buf, std::size_t pos, std::size_t cap, std::int64_t v) {
+  char digits[24];
+  std::size_t n = 0;
+  std::uint64_t u = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  do {
+    digits[n++] = static_cast<char>('0' + u % 10);
+    u /= 10;
+  } while (u != 0);
+  if (v < 0) digits[n++] = '-';
+  while (n > 0 && pos < cap) buf[pos++] = digits[--n];
+  return pos;
+}
+
+}  // namespace
+
+void log_line(std::initializer_list<LogArg> parts) {
+  if (g_lines.fetch_add(1, std::memory_order_relaxed) >= kMaxLines) return;
+  char buf[512];
+  constexpr std::size_t cap = sizeof(buf) - 1;  // room for the newline
+  std::size_t pos = append(buf, 0, cap, "memrec: ");
+  for (const LogArg& a : parts) {
+    pos = a.is_number ? append_number(buf, pos, cap, a.number) : append(buf, pos, cap, a.text);
+  }
+  buf[pos++] = '\n';
+  // A failed or short write to stderr has nowhere to be reported; ignore it.
+  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, buf, pos);
+}
+
+std::string_view errno_text(int err) {
+  const char* s = strerrordesc_np(err);
+  return s != nullptr ? s : "unknown error";
+}
+
+}  // namespace memrec::preload

@@ -1,0 +1,143 @@
+// Parsing of the MEMREC_* variables. Runs on the first hook or in the library
+// constructor, possibly before libc finished starting: getenv, no allocation.
+#include "options.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <string_view>
+
+#include "log.h"
+
+namespace memrec::preload {
+
+constinit Options g_options;
+
+namespace {
+
+bool parse_uint(const char* s, std::uint64_t max, std::uint64_t& out) {
+  if (s == nullptr || *s == '\0') return false;
+  std::uint64_t v = 0;
+  for (; *s != '\0'; ++s) {
+    if (*s < '0' || *s > '9') return false;
+    v = v * 10 + static_cast<std::uint64_t>(*s - '0');
+    if (v > max) return false;
+  }
+  out = v;
+  return true;
+}
+
+bool parse_bool(const char* s, bool& out) {
+  const std::string_view v(s);
+  if (v == "1" || v == "yes" || v == "true" || v == "on") {
+    out = true;
+    return true;
+  }
+  if (v == "0" || v == "no" || v == "false" || v == "off" || v.empty()) {
+    out = false;
+    return true;
+  }
+  return false;
+}
+
+int parse_signal(const char* s) {
+  std::string_view v(s);
+  if (v == "none" || v == "0") return 0;
+  std::uint64_t n = 0;
+  if (parse_uint(s, 64, n)) return static_cast<int>(n);
+  if (v.starts_with("SIG")) v.remove_prefix(3);
+  struct Named {
+    std::string_view name;
+    int number;
+  };
+  constexpr Named kSignals[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"URG", SIGURG},
+                                {"WINCH", SIGWINCH}, {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM}};
+  for (const Named& n : kSignals) {
+    if (n.name == v) return n.number;
+  }
+  if (v.starts_with("RTMIN+") && parse_uint(v.data() + 6, 30, n)) return SIGRTMIN + static_cast<int>(n);
+  return -1;
+}
+
+void invalid(const char* name, const char* value, const char* expected) {
+  log_line({name, "=", value, " is not ", expected, "; using the default"});
+}
+
+template <typename T>
+void read_uint(const char* name, std::uint64_t min, std::uint64_t max, T& out) {
+  const char* v = getenv(name);
+  if (v == nullptr) return;
+  std::uint64_t n = 0;
+  if (parse_uint(v, max, n) && n >= min) {
+    out = static_cast<T>(n);
+  } else {
+    invalid(name, v, "a number in the allowed range");
+  }
+}
+
+void read_bool(const char* name, bool& out) {
+  const char* v = getenv(name);
+  if (v != nullptr && !parse_bool(v, out)) invalid(name, v, "0 or 1");
+}
+
+std::size_t format_uint(char* buf, std::size_t cap, std::uint64_t v) {
+  char digits[24];
+  std::size_t n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  std::size_t i = 0;
+  while (n > 0 && i + 1 < cap) buf[i++] = digits[--n];
+  buf[i] = '\0';
+  return i;
+}
+
+}  // namespace
+
+void read_options() {
+  Options o;
+  if (const char* v = getenv("MEMREC_OUTPUT"); v != nullptr && *v != '\0') {
+    if (std::strlen(v) < sizeof(o.output)) {
+      std::strcpy(o.output, v);
+    } else {
+      invalid("MEMREC_OUTPUT", "(too long)", "a path shorter than 1024 bytes");
+    }
+  }
+  read_bool("MEMREC_START_DISABLED", o.start_disabled);
+  if (const char* v = getenv("MEMREC_SIGNAL"); v != nullptr) {
+    const int sig = parse_signal(v);
+    if (sig >= 0 && sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig < NSIG) {
+      o.toggle_signal = sig;
+    } else {
+      invalid("MEMREC_SIGNAL", v, "a signal name (USR1, USR2, RTMIN+N), a number or none");
+    }
+  }
+  read_uint("MEMREC_MAX_DEPTH", 1, kMaxDepthLimit, o.max_depth);
+  read_bool("MEMREC_FOLLOW_EXEC", o.follow_exec);
+  read_uint("MEMREC_RSS_INTERVAL_MS", 0, 3600000, o.rss_interval_ms);
+  read_uint("MEMREC_FLUSH_INTERVAL_MS", 10, 1000, o.flush_interval_ms);
+  read_bool("MEMREC_LOSSY", o.lossy);
+  read_uint("MEMREC_ZSTD_LEVEL", 1, 19, o.zstd_level);
+  g_options = o;
+}
+
+void describe_options(OptionText& out) {
+  out.count = 0;
+  auto text = [&](std::string_view key, std::string_view value) { out.pairs[out.count++] = {key, value}; };
+  auto number = [&](std::string_view key, std::uint64_t v) {
+    const std::size_t len = format_uint(out.storage[out.count], sizeof(out.storage[0]), v);
+    text(key, std::string_view(out.storage[out.count], len));
+  };
+  text("output", g_options.output);
+  number("start_disabled", g_options.start_disabled);
+  number("signal", static_cast<std::uint64_t>(g_options.toggle_signal));
+  number("max_depth", static_cast<std::uint64_t>(g_options.max_depth));
+  number("follow_exec", g_options.follow_exec);
+  number("rss_interval_ms", g_options.rss_interval_ms);
+  number("flush_interval_ms", g_options.flush_interval_ms);
+  number("lossy", g_options.lossy);
+  number("zstd_level", static_cast<std::uint64_t>(g_options.zstd_level));
+}
+
+}  // namespace memrec::preload

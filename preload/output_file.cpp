@@ -1,0 +1,111 @@
+// MEMREC_OUTPUT template expansion and exclusive creation (see output_file.h).
+#include "output_file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <string_view>
+#include <unistd.h>
+
+namespace memrec::preload {
+namespace {
+
+struct Out {
+  char* buf;
+  std::size_t cap;
+  std::size_t pos = 0;
+  bool ok = true;
+
+  void text(std::string_view s) {
+    if (pos + s.size() >= cap) {
+      ok = false;
+      return;
+    }
+    std::memcpy(buf + pos, s.data(), s.size());
+    pos += s.size();
+  }
+  void number(std::uint64_t v) {
+    char digits[24];
+    std::size_t n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0) {
+      const char c = digits[--n];
+      text(std::string_view(&c, 1));
+    }
+  }
+};
+
+std::string_view exe_name(char* storage, std::size_t cap) {
+  const ssize_t n = readlink("/proc/self/exe", storage, cap - 1);
+  if (n <= 0) return "unknown";
+  std::string_view path(storage, static_cast<std::size_t>(n));
+  const std::size_t slash = path.rfind('/');
+  // remove_prefix, not substr: substr can throw, and the preload has no exceptions.
+  if (slash != std::string_view::npos) path.remove_prefix(slash + 1);
+  return path;
+}
+
+// Expands the template; `counter` < 0 means "no %n in the template".
+bool expand(const char* tmpl, std::uint64_t pid, std::uint64_t start_s, std::string_view exe, std::uint64_t counter,
+            std::uint64_t suffix, char* path, std::size_t cap) {
+  Out out{path, cap};
+  for (const char* p = tmpl; *p != '\0'; ++p) {
+    if (*p != '%' || p[1] == '\0') {
+      out.text(std::string_view(p, 1));
+      continue;
+    }
+    switch (*++p) {
+      case 'p': out.number(pid); break;
+      case 'e': out.text(exe); break;
+      case 't': out.number(start_s); break;
+      case 'n': out.number(counter); break;
+      case '%': out.text("%"); break;
+      default: out.text(std::string_view(p - 1, 2)); break;
+    }
+  }
+  if (suffix != 0) {
+    // "memrec.app.12.dat" becomes "memrec.app.12.1.dat".
+    std::string_view whole(path, out.pos);
+    const std::size_t slash = whole.rfind('/');
+    const std::size_t dot = whole.rfind('.');
+    const bool has_ext = dot != std::string_view::npos && (slash == std::string_view::npos || dot > slash + 1);
+    char ext[64] = {};
+    std::size_t ext_len = 0;
+    if (has_ext && whole.size() - dot < sizeof(ext)) {
+      ext_len = whole.size() - dot;
+      std::memcpy(ext, path + dot, ext_len);
+      out.pos = dot;
+    }
+    out.text(".");
+    out.number(suffix);
+    out.text(std::string_view(ext, ext_len));
+  }
+  if (!out.ok) return false;
+  path[out.pos] = '\0';
+  return true;
+}
+
+}  // namespace
+
+int create_output(const char* tmpl, std::uint64_t pid, std::uint64_t start_s, char* path, std::size_t cap) {
+  char exe_storage[4096];
+  const std::string_view exe = exe_name(exe_storage, sizeof(exe_storage));
+  const bool has_counter = std::strstr(tmpl, "%n") != nullptr;
+  for (std::uint64_t attempt = 0; attempt < 10000; ++attempt) {
+    const std::uint64_t counter = has_counter ? attempt : 0;
+    const std::uint64_t suffix = has_counter ? 0 : attempt;
+    if (!expand(tmpl, pid, start_s, exe, counter, suffix, path, cap)) {
+      errno = ENAMETOOLONG;
+      return -1;
+    }
+    const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd >= 0 || errno != EEXIST) return fd;
+  }
+  errno = EEXIST;
+  return -1;
+}
+
+}  // namespace memrec::preload

@@ -1,0 +1,141 @@
+// The recording half of every hook (see recorder.h). Everything here is on
+// the hot path but for the [[gnu::cold]] functions it calls.
+#include "recorder.h"
+
+#include "clock.h"
+#include "options.h"
+#include "recorder_state.h"
+#include "stack_table.h"
+#include "thread_buffer.h"
+#include "thread_state.h"
+#include "unwind.h"
+
+namespace memrec::preload {
+namespace {
+
+using format::AllocFn;
+
+// HOT PATH. This thread's ring, mapped on its first event.
+inline ThreadBuffer* buffer() {
+  ThreadBuffer* b = t_thread.buffer;
+  if (b == nullptr) [[unlikely]] {
+    b = attach_thread();
+    if (b == nullptr) count(format::Counter::kMissedNoBuffer);
+  }
+  return b;
+}
+
+// HOT PATH. The stack of the current call, interned.
+inline std::uint32_t current_stack(ThreadBuffer& b) {
+  std::uint64_t ips[kMaxDepthLimit + 1 + kUnwindOwnFrames];
+  const Backtrace bt = capture_backtrace(ips, static_cast<std::size_t>(g_options.max_depth));
+  if (bt.depth == 0) return 0;
+  return intern_stack(b, std::span<const std::uint64_t>(ips, bt.depth), bt.truncated);
+}
+
+inline std::uint64_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
+
+// HOT PATH. Fills and publishes one event.
+template <typename Fill>
+inline void emit(ThreadBuffer& b, Fill&& fill) {
+  RawEvent* e = reserve(b);
+  if (e == nullptr) return;
+  fill(*e);
+  commit(b);
+}
+
+}  // namespace
+
+void record_alloc(AllocFn fn, const void* p, std::size_t size) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  const std::uint32_t stack = current_stack(*b);
+  emit(*b, [&](RawEvent& e) {
+    e.kind = EventKind::kAlloc;
+    e.fn = static_cast<std::uint8_t>(fn);
+    e.stack = stack;
+    e.addr = addr(p);
+    e.size = size;
+    e.time_ns = now_ns();
+  });
+}
+
+void record_realloc(AllocFn fn, std::uint64_t free_ns, const void* old_p, const void* new_p, std::size_t size) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  const std::uint32_t stack = current_stack(*b);
+  emit(*b, [&](RawEvent& e) {
+    e.kind = EventKind::kRealloc;
+    e.fn = static_cast<std::uint8_t>(fn);
+    e.stack = stack;
+    e.time_ns = free_ns;
+    e.old_addr = addr(old_p);
+    e.addr = addr(new_p);
+    e.size = size;
+    e.alloc_ns = now_ns();
+  });
+}
+
+void record_free(const void* p) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  emit(*b, [&](RawEvent& e) {
+    e.kind = EventKind::kFree;
+    e.addr = addr(p);
+    e.time_ns = now_ns();
+  });
+}
+
+void record_free_at(std::uint64_t free_ns, const void* p) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  emit(*b, [&](RawEvent& e) {
+    e.kind = EventKind::kFree;
+    e.addr = addr(p);
+    e.time_ns = free_ns;
+  });
+}
+
+void record_mmap(const void* p, std::size_t size, int prot, int flags) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  const std::uint32_t stack = current_stack(*b);
+  emit(*b, [&](RawEvent& e) {
+    e.kind = EventKind::kMmap;
+    e.stack = stack;
+    e.addr = addr(p);
+    e.size = size;
+    e.old_size = static_cast<std::uint64_t>(static_cast<std::uint32_t>(prot)) << 32 | static_cast<std::uint32_t>(flags);
+    e.time_ns = now_ns();
+  });
+}
+
+void record_munmap(const void* p, std::size_t size) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  emit(*b, [&](RawEvent& e) {
+    e.kind = EventKind::kMunmap;
+    e.addr = addr(p);
+    e.size = size;
+    e.time_ns = now_ns();
+  });
+}
+
+void record_mremap(std::uint64_t free_ns, const void* old_p, std::size_t old_size, const void* new_p,
+                   std::size_t new_size) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return;
+  const std::uint32_t stack = current_stack(*b);
+  emit(*b, [&](RawEvent& e) {
+    e.kind = EventKind::kMremap;
+    e.stack = stack;
+    e.time_ns = free_ns;
+    e.old_addr = addr(old_p);
+    e.old_size = old_size;
+    e.addr = addr(new_p);
+    e.size = new_size;
+    e.alloc_ns = now_ns();
+  });
+}
+
+}  // namespace memrec::preload

@@ -1,0 +1,45 @@
+// Process-wide recording state shared by the hooks, the writer and the
+// lifecycle code. Hooks only read these with relaxed loads; the counters are
+// bumped on cold paths only.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "memrec/format/records.h"
+
+namespace memrec::preload {
+
+enum class RecorderState : std::uint8_t {
+  kEarly,      // before our constructor: events are buffered, nobody drains yet
+  kRecording,  // the writer runs
+  kStopped,    // an error stopped recording; hooks pass through and count
+  kFinished,   // the file was closed at exit or exec
+};
+
+extern std::atomic<RecorderState> g_state;
+// Recording on/off (the toggle signal). Frees are recorded either way.
+extern std::atomic<bool> g_enabled;
+
+// HOT PATH. Whether allocations are recorded now.
+inline bool recording_allocs() {
+  return g_enabled.load(std::memory_order_relaxed) &&
+         g_state.load(std::memory_order_relaxed) <= RecorderState::kRecording;
+}
+// HOT PATH. Whether frees are recorded now.
+inline bool recording_frees() { return g_state.load(std::memory_order_relaxed) <= RecorderState::kRecording; }
+
+inline constexpr int kCounterSlots = 16;
+extern std::atomic<std::uint64_t> g_counters[kCounterSlots];
+
+inline void count(format::Counter c, std::uint64_t n = 1) {
+  g_counters[static_cast<int>(c)].fetch_add(n, std::memory_order_relaxed);
+}
+inline std::uint64_t counter(format::Counter c) {
+  return g_counters[static_cast<int>(c)].load(std::memory_order_relaxed);
+}
+
+// Counts a program allocation or free that passes through unrecorded.
+[[gnu::cold, gnu::noinline]] void count_miss();
+
+}  // namespace memrec::preload

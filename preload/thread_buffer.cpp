@@ -1,0 +1,147 @@
+// Cold paths of the per-thread rings: mapping a thread's buffer on its first
+// event, waiting for the writer when the ring is full, and thread exit.
+#include "thread_buffer.h"
+
+#include <cerrno>
+#include <csignal>
+#include <ctime>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "clock.h"
+#include "lifecycle.h"
+#include "options.h"
+#include "os.h"
+#include "recorder_state.h"
+#include "thread_state.h"
+#include "writer.h"
+
+namespace memrec::preload {
+
+std::atomic<ThreadBuffer*> g_buffers{nullptr};
+
+namespace {
+
+void put_name(RawEvent& e) {
+  char name[16] = {};
+  prctl(PR_GET_NAME, name, 0, 0, 0);
+  static_assert(sizeof(name) == sizeof(e.addr) + sizeof(e.size));
+  __builtin_memcpy(&e.addr, name, sizeof(name));
+}
+
+void push(ThreadBuffer* buf) {
+  ThreadBuffer* head = g_buffers.load(std::memory_order_relaxed);
+  do {
+    buf->next.store(head, std::memory_order_relaxed);
+    // Release: the writer that finds `buf` sees it fully initialised.
+  } while (!g_buffers.compare_exchange_weak(head, buf, std::memory_order_release, std::memory_order_relaxed));
+}
+
+}  // namespace
+
+ThreadBuffer* attach_thread() {
+  if (t_thread.attach_failed) return nullptr;
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t bytes = (sizeof(ThreadBuffer) + page - 1) & ~(page - 1);
+  void* mem = os::map(bytes);
+  if (mem == nullptr) {
+    t_thread.attach_failed = true;
+    return nullptr;
+  }
+  auto* buf = new (mem) ThreadBuffer();
+  buf->tid = os::gettid();
+  buf->mapped_bytes = bytes;
+  RawEvent& e = buf->slots[0];
+  e = RawEvent{};
+  e.kind = EventKind::kThreadStart;
+  e.time_ns = now_ns();
+  put_name(e);
+  buf->head.store(1, std::memory_order_relaxed);
+  t_thread.buffer = buf;
+  register_thread_exit(buf);
+  count(format::Counter::kThreads);
+  push(buf);
+  return buf;
+}
+
+RawEvent* wait_for_space(ThreadBuffer& buf) {
+  const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
+  if (g_options.lossy) {
+    count(format::Counter::kDroppedLossy);
+    return nullptr;
+  }
+  count(format::Counter::kBackpressureWaits);
+  const std::uint64_t start = now_ns();
+  for (int spins = 0;; ++spins) {
+    if (g_state.load(std::memory_order_relaxed) != RecorderState::kRecording) {
+      // Nobody drains an early or stopped recorder: the event is lost, counted.
+      count(g_state.load(std::memory_order_relaxed) == RecorderState::kStopped
+                ? format::Counter::kMissedStopped
+                : format::Counter::kDroppedLossy);
+      count(format::Counter::kBackpressureWaitNs, now_ns() - start);
+      return nullptr;
+    }
+    wake_writer();
+    if (spins < 16) {
+      sched_yield();
+    } else {
+      const timespec pause{0, 50000};
+      nanosleep(&pause, nullptr);
+    }
+    buf.cached_tail = buf.tail.load(std::memory_order_acquire);
+    if (h - buf.cached_tail < ThreadBuffer::kSlots) break;
+  }
+  count(format::Counter::kBackpressureWaitNs, now_ns() - start);
+  return &buf.slots[h & (ThreadBuffer::kSlots - 1)];
+}
+
+void mark_thread_exit(ThreadBuffer& buf) {
+  HookScope scope(HookDepth::kInternal);
+  // The exit event goes through the ring like any other, so it is ordered
+  // with this thread's events; frees by later TLS destructors may follow it.
+  if (RawEvent* e = reserve(buf)) {
+    *e = RawEvent{};
+    e->kind = EventKind::kThreadExit;
+    e->time_ns = now_ns();
+    put_name(*e);
+    commit(buf);
+  }
+  buf.exited.store(true, std::memory_order_release);
+}
+
+void reset_buffers_after_fork() {
+  ThreadBuffer* self = t_thread.buffer;
+  ThreadBuffer* b = g_buffers.load(std::memory_order_relaxed);
+  while (b != nullptr) {
+    ThreadBuffer* next = b->next.load(std::memory_order_relaxed);
+    if (b != self) unmap_buffer(b);
+    b = next;
+  }
+  g_buffers.store(nullptr, std::memory_order_relaxed);
+  if (self != nullptr) {
+    // The ring holds the parent's undrained events, which the parent writes;
+    // the child starts empty, with its own tid and a fresh stack cache (stack
+    // ids are per process).
+    self->head.store(0, std::memory_order_relaxed);
+    self->tail.store(0, std::memory_order_relaxed);
+    self->cached_tail = 0;
+    self->tid = os::gettid();
+    self->name_known = false;
+    for (StackCacheEntry& c : self->cache) c = StackCacheEntry{};
+    RawEvent& e = self->slots[0];
+    e = RawEvent{};
+    e.kind = EventKind::kThreadStart;
+    e.time_ns = now_ns();
+    put_name(e);
+    self->head.store(1, std::memory_order_relaxed);
+    self->next.store(nullptr, std::memory_order_relaxed);
+    g_buffers.store(self, std::memory_order_release);
+  }
+}
+
+void unmap_buffer(ThreadBuffer* buf) { os::unmap(buf, buf->mapped_bytes); }
+
+}  // namespace memrec::preload

@@ -1,0 +1,109 @@
+// One single-producer/single-consumer ring per thread. The owner fills slots
+// inside hooks; the writer thread drains them. Rings are mmap()ed, never
+// malloc()ed, so creating one cannot re-enter a hook. Buffers form a lock-free
+// list that only the writer unlinks from.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace memrec::preload {
+
+enum class EventKind : std::uint8_t {
+  kAlloc,
+  kFree,
+  kRealloc,
+  kMmap,
+  kMunmap,
+  kMremap,
+  kThreadStart,  // name in `name`
+  kThreadExit,   // name in `name` (the thread may have renamed itself)
+};
+
+// One event as the hook saw it; the writer encodes it (FORMAT.md, "Records").
+struct RawEvent {
+  EventKind kind;
+  std::uint8_t fn;  // format::AllocFn for allocations
+  std::uint16_t unused;
+  std::uint32_t stack;
+  std::uint64_t time_ns;   // the order stamp; for Realloc/Mremap, when the old block was released
+  std::uint64_t addr;      // the new block
+  std::uint64_t size;      // its size
+  std::uint64_t old_addr;  // Realloc/Mremap: the old block
+  std::uint64_t old_size;  // Mremap: the old size; Mmap: prot << 32 | flags
+  std::uint64_t alloc_ns;  // Realloc/Mremap: when the new block was obtained
+};
+static_assert(sizeof(RawEvent) == 56);
+
+// A per-thread cache of stack hashes already interned, so a repeated stack
+// costs one hash and one load, not a probe of the shared table.
+struct StackCacheEntry {
+  std::uint64_t hash;
+  std::uint32_t id;
+  std::uint32_t depth;
+};
+
+struct ThreadBuffer {
+  static constexpr std::uint64_t kSlots = 8192;  // a power of two
+  static constexpr std::uint64_t kCacheEntries = 1024;
+
+  // Written by the owner only.
+  alignas(64) std::atomic<std::uint64_t> head{0};
+  std::uint64_t cached_tail = 0;  // the owner's last look at `tail`
+  // Written by the writer thread only.
+  alignas(64) std::atomic<std::uint64_t> tail{0};
+  // Set once, before the buffer is published on the list.
+  alignas(64) std::uint64_t tid = 0;
+  std::size_t mapped_bytes = 0;
+  std::atomic<ThreadBuffer*> next{nullptr};
+  // Set by the owner when its TLS is torn down; the writer frees the buffer
+  // once the kernel says the thread is gone and the ring is empty.
+  std::atomic<bool> exited{false};
+  // Writer-only bookkeeping.
+  std::uint64_t drain_to = 0;  // the head noted at the start of a cycle
+  char last_name[16] = {};
+  bool name_known = false;
+
+  StackCacheEntry cache[kCacheEntries] = {};
+  RawEvent slots[kSlots];
+};
+
+// The list of live buffers, newest first.
+extern std::atomic<ThreadBuffer*> g_buffers;
+
+// Maps and publishes the calling thread's buffer and writes its ThreadStart.
+// Returns null (and remembers it) if mmap fails.
+[[gnu::cold, gnu::noinline]] ThreadBuffer* attach_thread();
+
+// Waits for the writer to free a slot (backpressure), or drops the event in
+// lossy mode. Returns null if the event cannot be recorded.
+[[gnu::cold, gnu::noinline]] RawEvent* wait_for_space(ThreadBuffer& buf);
+
+// HOT PATH. A slot to fill, or null when the event is lost (counted).
+inline RawEvent* reserve(ThreadBuffer& buf) {
+  const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
+  if (h - buf.cached_tail >= ThreadBuffer::kSlots) [[unlikely]] {
+    // Pairs with the writer's release store of `tail` after it consumed slots.
+    buf.cached_tail = buf.tail.load(std::memory_order_acquire);
+    if (h - buf.cached_tail >= ThreadBuffer::kSlots) return wait_for_space(buf);
+  }
+  return &buf.slots[h & (ThreadBuffer::kSlots - 1)];
+}
+
+// HOT PATH. Publishes the slot filled since the last reserve; the release
+// pairs with the writer's acquire load of `head`.
+inline void commit(ThreadBuffer& buf) {
+  buf.head.store(buf.head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+}
+
+// Called when the thread's TLS is torn down (pthread key destructor).
+void mark_thread_exit(ThreadBuffer& buf);
+
+// In a fork child: keep only the calling thread's buffer, emptied.
+void reset_buffers_after_fork();
+
+// Writer side: unmaps a buffer that is no longer on the list.
+void unmap_buffer(ThreadBuffer* buf);
+
+}  // namespace memrec::preload

@@ -1,0 +1,40 @@
+// Per-thread state of the preload. Initial-exec TLS of trivial types only: a
+// thread_local with a constructor would register a destructor that can
+// allocate, and general-dynamic TLS can call malloc on first access.
+#pragma once
+
+#include <cstdint>
+
+namespace memrec::preload {
+
+struct ThreadBuffer;
+
+enum class HookDepth : std::uint8_t {
+  kNone = 0,
+  kHook = 1,      // inside one of our hooks: a nested program allocation is a miss
+  kInternal = 2,  // our own work (init, the writer thread): nested calls are ours, not misses
+};
+
+struct ThreadState {
+  HookDepth depth;
+  bool attach_failed;    // mapping this thread's buffer failed once; do not retry per event
+  ThreadBuffer* buffer;  // mapped on the thread's first recorded event
+};
+
+extern __thread ThreadState t_thread __attribute__((tls_model("initial-exec")));
+
+// Marks the thread as inside a hook for the scope's life.
+class HookScope {
+ public:
+  explicit HookScope(HookDepth depth = HookDepth::kHook) : saved_(t_thread.depth) { t_thread.depth = depth; }
+  ~HookScope() { t_thread.depth = saved_; }
+  HookScope(const HookScope&) = delete;
+  HookScope& operator=(const HookScope&) = delete;
+
+  static bool active() { return t_thread.depth != HookDepth::kNone; }
+
+ private:
+  HookDepth saved_;
+};
+
+}  // namespace memrec::preload

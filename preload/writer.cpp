@@ -1,0 +1,620 @@
+// The writer thread (see writer.h). One cycle: note the ring heads, write the
+// stacks and modules defined so far, then drain the rings up to those heads.
+// Taking the heads first guarantees that every stack an event uses is written
+// before that event (FORMAT.md, "Stack").
+#include "writer.h"
+
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: compress without malloc
+#include <zstd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "memrec/format/file_header.h"
+#include "memrec/format/record_encoder.h"
+#include "module_registry.h"
+#include "options.h"
+#include "os.h"
+#include "output_file.h"
+#include "recorder_state.h"
+#include "stack_table.h"
+#include "thread_buffer.h"
+#include "thread_state.h"
+
+namespace memrec::preload {
+namespace {
+
+constexpr std::size_t kRawBytes = 512 << 10;
+// Small frames compress in well under a millisecond, so the rings do not
+// fill while the writer is busy compressing; the limit leaves room for the
+// largest record.
+constexpr std::size_t kFrameSoftLimit = 256 << 10;
+constexpr std::size_t kCmdlineBytes = 64 << 10;
+constexpr std::uint64_t kNamePollNs = 1000000000;
+constexpr std::uint64_t kReleaseEvery = 256;  // events drained before freeing slots for the owner
+
+struct Toggle {
+  std::atomic<std::uint32_t> ready;
+  bool on;
+  std::uint64_t time_ns;
+};
+constexpr std::uint32_t kToggleSlots = 256;
+constinit Toggle g_toggles[kToggleSlots];
+std::atomic<std::uint32_t> g_toggle_next{0};
+
+std::atomic<std::uint32_t> g_wake{0};
+std::atomic<std::uint32_t> g_finish_requested{0};
+std::atomic<std::uint32_t> g_finish_done{0};
+std::atomic<bool> g_started{false};
+std::atomic<std::uint32_t> g_sync_requested{0};
+std::atomic<std::uint32_t> g_sync_done{0};
+
+// Everything the writer thread owns. Reset wholesale in a fork child.
+struct Writer {
+  int fd = -1;
+  bool opened = false;
+  bool failed = false;
+  char path[4096] = {};
+  std::uint64_t pid = 0;
+  std::uint64_t ppid = 0;
+  std::uint64_t start_mono_ns = 0;
+  std::uint64_t start_wall_ns = 0;
+  std::byte* raw = nullptr;
+  std::byte* zbuf = nullptr;
+  std::size_t zcap = 0;
+  void* cctx_mem = nullptr;
+  std::size_t cctx_bytes = 0;
+  ZSTD_CCtx* cctx = nullptr;
+  std::byte* cmdline = nullptr;
+  format::RecordEncoder* enc = nullptr;
+  alignas(format::RecordEncoder) unsigned char enc_storage[sizeof(format::RecordEncoder)] = {};
+  std::uint64_t current_tid = 0;
+  std::uint32_t next_stack = 1;
+  std::uint32_t toggles_read = 0;
+  std::uint64_t events = 0;
+  std::uint64_t frames = 0;
+  std::uint64_t bytes_written = 0;
+  std::uint64_t last_flush_ns = 0;
+  std::uint64_t last_rss_ns = 0;
+  std::uint64_t last_names_ns = 0;
+  int statm_fd = -1;
+  bool busy = false;     // the last cycle drained a lot: do not sleep
+  bool drained = false;  // the last cycle drained anything: sleep briefly
+};
+
+constinit Writer g_w;
+
+// ---- output -------------------------------------------------------------
+
+void fail(std::string_view what, int err) {
+  if (g_w.failed) return;
+  g_w.failed = true;
+  log_line({what, g_w.path, ": ", errno_text(err), "; recording stopped, the program goes on"});
+}
+
+bool write_all(const std::byte* data, std::size_t size) {
+  while (size > 0) {
+    const ssize_t n = ::write(g_w.fd, data, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write ", errno);
+      return false;
+    }
+    data += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+std::size_t read_cmdline() {
+  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  std::size_t total = 0;
+  for (;;) {
+    const ssize_t n = read(fd, g_w.cmdline + total, kCmdlineBytes - total);
+    if (n <= 0) break;
+    total += static_cast<std::size_t>(n);
+    if (total == kCmdlineBytes) break;
+  }
+  close(fd);
+  // /proc ends each argument with a NUL; keep separators only between them.
+  if (total > 0 && g_w.cmdline[total - 1] == std::byte{0}) --total;
+  return total;
+}
+
+bool open_file() {
+  if (g_w.opened) return !g_w.failed;
+  g_w.opened = true;
+  const int fd = create_output(g_options.output, g_w.pid, g_w.start_wall_ns / 1000000000u, g_w.path,
+                               sizeof(g_w.path));
+  if (fd < 0) {
+    fail("cannot create ", errno);
+    return false;
+  }
+  g_w.fd = fd;
+  char exe[4096];
+  const ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe));
+  OptionText options;
+  describe_options(options);
+  const std::size_t cmdline_len = read_cmdline();
+  format::FileHeaderFields h;
+  h.pid = g_w.pid;
+  h.ppid = g_w.ppid;
+  h.start_wall_ns = g_w.start_wall_ns;
+  h.start_mono_ns = g_w.start_mono_ns;
+  h.page_size = static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  h.exe_path = std::string_view(exe, exe_len > 0 ? static_cast<std::size_t>(exe_len) : 0);
+  h.cmdline = std::span<const std::byte>(g_w.cmdline, cmdline_len);
+  h.options = std::span<const format::OptionPair>(options.pairs, options.count);
+  // The compression buffer is free between frames: encode the header there.
+  format::ByteWriter w(std::span<std::byte>(g_w.zbuf, g_w.zcap));
+  if (!format::encode_file_header(w, h)) {
+    fail("cannot encode the header of ", EOVERFLOW);
+    return false;
+  }
+  return write_all(w.written().data(), w.size());
+}
+
+// ---- frames -------------------------------------------------------------
+
+void put_counters() {
+  using format::Counter;
+  const format::CounterValue values[] = {
+      {Counter::kEvents, g_w.events},
+      {Counter::kMissedReentrant, counter(Counter::kMissedReentrant)},
+      {Counter::kMissedNoBuffer, counter(Counter::kMissedNoBuffer)},
+      {Counter::kMissedStopped, counter(Counter::kMissedStopped)},
+      {Counter::kDroppedLossy, counter(Counter::kDroppedLossy)},
+      {Counter::kBackpressureWaits, counter(Counter::kBackpressureWaits)},
+      {Counter::kBackpressureWaitNs, counter(Counter::kBackpressureWaitNs)},
+      {Counter::kStacks, counter(Counter::kStacks)},
+      {Counter::kTruncatedStacks, counter(Counter::kTruncatedStacks)},
+      {Counter::kStackTableFull, counter(Counter::kStackTableFull)},
+      {Counter::kBootstrapAllocs, counter(Counter::kBootstrapAllocs)},
+      {Counter::kFrames, g_w.frames + 1},
+      {Counter::kBytesWritten, g_w.bytes_written},
+      {Counter::kThreads, counter(Counter::kThreads)},
+  };
+  g_w.enc->counters(values);
+}
+
+// Compresses and writes the records encoded so far as one frame.
+void flush_frame(bool final_frame) {
+  const std::uint64_t now = now_ns();
+  if (g_w.failed) return;
+  if (g_w.enc->size() == 0 && !final_frame) {
+    g_w.last_flush_ns = now;
+    return;
+  }
+  put_counters();
+  if (final_frame) g_w.enc->end(now);
+  g_w.last_flush_ns = now;
+  const std::span<std::byte> raw = g_w.enc->written();
+  const std::size_t csize = ZSTD_compress2(g_w.cctx, g_w.zbuf + format::kFrameEnvelopeBytes,
+                                           g_w.zcap - format::kFrameEnvelopeBytes, raw.data(), raw.size());
+  g_w.enc->begin_frame();
+  g_w.current_tid = 0;
+  if (ZSTD_isError(csize)) {
+    log_line({"zstd failed: ", ZSTD_getErrorName(csize)});
+    fail("stopped writing ", EIO);
+    return;
+  }
+  format::encode_frame_envelope(std::span<std::byte, format::kFrameEnvelopeBytes>(g_w.zbuf, 12),
+                                static_cast<std::uint32_t>(csize), static_cast<std::uint32_t>(raw.size()));
+  if (!open_file()) return;
+  if (!write_all(g_w.zbuf, csize + format::kFrameEnvelopeBytes)) return;
+  g_w.frames += 1;
+  g_w.bytes_written += csize + format::kFrameEnvelopeBytes;
+}
+
+// Encodes one record, starting a new frame if this one is full.
+template <typename Fn>
+void put(Fn&& encode) {
+  if (!encode(*g_w.enc)) {
+    flush_frame(false);
+    if (!encode(*g_w.enc)) fail("a record does not fit in a frame of ", E2BIG);
+  }
+  if (g_w.enc->size() >= kFrameSoftLimit) flush_frame(false);
+}
+
+void put_event(std::uint64_t tid, const RawEvent& e) {
+  using format::AllocFn;
+  if (g_w.current_tid != tid) {
+    put([&](format::RecordEncoder& enc) { return enc.thread(tid); });
+    g_w.current_tid = tid;
+  }
+  put([&](format::RecordEncoder& enc) {
+    switch (e.kind) {
+      case EventKind::kAlloc: return enc.alloc(static_cast<AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+      case EventKind::kFree: return enc.free(e.time_ns, e.addr);
+      case EventKind::kRealloc:
+        return enc.realloc(static_cast<AllocFn>(e.fn), e.time_ns, e.old_addr, e.alloc_ns, e.addr, e.size, e.stack);
+      case EventKind::kMmap:
+        return enc.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(e.old_size >> 32),
+                        static_cast<std::uint32_t>(e.old_size), e.stack);
+      case EventKind::kMunmap: return enc.munmap(e.time_ns, e.addr, e.size);
+      case EventKind::kMremap:
+        return enc.mremap(e.time_ns, e.old_addr, e.old_size, e.alloc_ns, e.addr, e.size, e.stack);
+      default: return true;
+    }
+  });
+  // A flush inside put() forgets the current thread; the next event says it again.
+  if (g_w.enc->size() == 0) g_w.current_tid = 0;
+  g_w.events += 1;
+}
+
+std::string_view event_name(const RawEvent& e, char (&storage)[17]) {
+  std::memcpy(storage, &e.addr, 16);
+  storage[16] = '\0';
+  return std::string_view(storage, strnlen(storage, 16));
+}
+
+void put_thread_event(ThreadBuffer& b, const RawEvent& e) {
+  char name_storage[17];
+  const std::string_view name = event_name(e, name_storage);
+  if (e.kind == EventKind::kThreadStart) {
+    put([&](format::RecordEncoder& enc) { return enc.thread_start(b.tid, e.time_ns, name); });
+  } else {
+    if (!b.name_known || name != std::string_view(b.last_name, strnlen(b.last_name, 16))) {
+      put([&](format::RecordEncoder& enc) { return enc.thread_name(b.tid, name); });
+    }
+    put([&](format::RecordEncoder& enc) { return enc.thread_exit(b.tid, e.time_ns); });
+  }
+  std::memcpy(b.last_name, name_storage, 16);
+  b.name_known = true;
+  g_w.current_tid = 0;
+}
+
+// ---- one cycle ----------------------------------------------------------
+
+void write_modules() {
+  const std::uint32_t n = module_count();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    Module& m = module_at(i);
+    if (!m.load_written) {
+      put([&](format::RecordEncoder& enc) {
+        return enc.module_load(m.id, m.load_gen, std::string_view(m.path, m.path_size), m.bias,
+                               std::as_bytes(std::span(m.build_id, m.build_id_size)),
+                               std::span<const format::Segment>(m.segments, m.segment_count));
+      });
+      m.load_written = true;
+    }
+    const std::uint64_t unload = m.unload_gen.load(std::memory_order_acquire);
+    if (unload != 0 && !m.unload_written) {
+      put([&](format::RecordEncoder& enc) { return enc.module_unload(m.id, unload); });
+      m.unload_written = true;
+    }
+  }
+}
+
+void write_stacks() {
+  const std::uint32_t end = stack_id_end();
+  for (; g_w.next_stack < end; ++g_w.next_stack) {
+    const StackView v = stack_view(g_w.next_stack);
+    if (!v.valid) continue;
+    const std::uint8_t flags = v.truncated ? format::kStackTruncated : 0;
+    put([&](format::RecordEncoder& enc) { return enc.stack(g_w.next_stack, v.module_gen, flags, v.ips); });
+  }
+}
+
+void write_toggles() {
+  for (;;) {
+    Toggle& t = g_toggles[g_w.toggles_read % kToggleSlots];
+    // Pairs with the release store in note_recording_toggle().
+    if (t.ready.load(std::memory_order_acquire) != g_w.toggles_read / kToggleSlots + 1) return;
+    put([&](format::RecordEncoder& enc) { return enc.recording(t.time_ns, t.on); });
+    ++g_w.toggles_read;
+  }
+}
+
+void drain(ThreadBuffer& b, std::uint64_t end) {
+  std::uint64_t tail = b.tail.load(std::memory_order_relaxed);
+  const std::uint64_t start = tail;
+  while (tail < end && !g_w.failed) {
+    const RawEvent& e = b.slots[tail & (ThreadBuffer::kSlots - 1)];
+    if (e.kind == EventKind::kThreadStart || e.kind == EventKind::kThreadExit) {
+      put_thread_event(b, e);
+    } else {
+      put_event(b.tid, e);
+    }
+    ++tail;
+    // Release pairs with the owner's acquire load in reserve(): the slot was
+    // read before it is handed back.
+    if ((tail - start) % kReleaseEvery == 0) b.tail.store(tail, std::memory_order_release);
+  }
+  b.tail.store(end, std::memory_order_release);
+  if (end - start >= ThreadBuffer::kSlots / 4) g_w.busy = true;
+  if (end != start) g_w.drained = true;
+}
+
+void sample_rss(std::uint64_t now) {
+  if (g_options.rss_interval_ms == 0 || now - g_w.last_rss_ns < g_options.rss_interval_ms * 1000000ull) return;
+  g_w.last_rss_ns = now;
+  if (g_w.statm_fd < 0) g_w.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  char buf[128];
+  const ssize_t n = g_w.statm_fd >= 0 ? pread(g_w.statm_fd, buf, sizeof(buf) - 1, 0) : -1;
+  if (n <= 0) return;
+  buf[n] = '\0';
+  // statm: size resident shared text lib data dt, in pages.
+  const char* p = buf;
+  while (*p != ' ' && *p != '\0') ++p;
+  std::uint64_t pages = 0;
+  for (++p; *p >= '0' && *p <= '9'; ++p) pages = pages * 10 + static_cast<std::uint64_t>(*p - '0');
+  const std::uint64_t rss = pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
+  put([&](format::RecordEncoder& enc) { return enc.rss(now, rss); });
+}
+
+// Threads rename themselves after they start; look at /proc once a second.
+void poll_names(ThreadBuffer& b) {
+  if (b.exited.load(std::memory_order_relaxed) || !b.name_known) return;
+  char path[64] = "/proc/self/task/";
+  char digits[24];
+  std::size_t n = 0;
+  for (std::uint64_t v = b.tid; v != 0 || n == 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+  std::size_t pos = std::strlen(path);
+  while (n > 0) path[pos++] = digits[--n];
+  std::memcpy(path + pos, "/comm", 6);
+  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  char name[17] = {};
+  const ssize_t got = read(fd, name, 16);
+  close(fd);
+  if (got <= 0) return;
+  std::size_t len = static_cast<std::size_t>(got);
+  if (name[len - 1] == '\n') --len;
+  const std::string_view now_name(name, len);
+  if (now_name == std::string_view(b.last_name, strnlen(b.last_name, 16))) return;
+  put([&](format::RecordEncoder& enc) { return enc.thread_name(b.tid, now_name); });
+  std::memset(b.last_name, 0, sizeof(b.last_name));
+  std::memcpy(b.last_name, name, len);
+}
+
+bool thread_gone(const ThreadBuffer& b) {
+  return syscall(SYS_tgkill, static_cast<long>(g_w.pid), static_cast<long>(b.tid), 0) == -1 && errno == ESRCH;
+}
+
+// Unlinks and unmaps buffers of threads the kernel no longer knows, once empty.
+void retire_threads() {
+  ThreadBuffer* prev = nullptr;
+  ThreadBuffer* b = g_buffers.load(std::memory_order_acquire);
+  while (b != nullptr) {
+    ThreadBuffer* next = b->next.load(std::memory_order_relaxed);
+    const bool done = b->exited.load(std::memory_order_acquire) && thread_gone(*b);
+    if (done) {
+      drain(*b, b->head.load(std::memory_order_acquire));
+      bool unlinked = true;
+      if (prev != nullptr) {
+        prev->next.store(next, std::memory_order_relaxed);
+      } else {
+        ThreadBuffer* expected = b;
+        // A new thread may have pushed itself in front meanwhile: try next cycle.
+        unlinked = g_buffers.compare_exchange_strong(expected, next, std::memory_order_acq_rel);
+      }
+      if (unlinked) {
+        unmap_buffer(b);
+        b = next;
+        continue;
+      }
+    }
+    prev = b;
+    b = next;
+  }
+}
+
+void cycle() {
+  write_modules();
+  for (ThreadBuffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr;
+       b = b->next.load(std::memory_order_acquire)) {
+    // Pairs with commit()'s release store: events up to here are complete.
+    b->drain_to = b->head.load(std::memory_order_acquire);
+  }
+  write_stacks();
+  write_toggles();
+  const std::uint64_t now = now_ns();
+  const bool poll = now - g_w.last_names_ns >= kNamePollNs;
+  if (poll) g_w.last_names_ns = now;
+  g_w.busy = false;
+  g_w.drained = false;
+  for (ThreadBuffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr;
+       b = b->next.load(std::memory_order_acquire)) {
+    drain(*b, b->drain_to);
+    if (poll) poll_names(*b);
+  }
+  sample_rss(now);
+  retire_threads();
+  if (g_w.enc->size() > 0 && now - g_w.last_flush_ns >= g_options.flush_interval_ms * 1000000ull) {
+    flush_frame(false);
+  }
+}
+
+void finish() {
+  cycle();
+  // New events stop here; a second cycle takes what was committed meanwhile.
+  g_state.store(RecorderState::kFinished, std::memory_order_relaxed);
+  cycle();
+  flush_frame(true);
+  if (g_w.fd >= 0) close(g_w.fd);
+  g_w.fd = -1;
+}
+
+std::uint64_t sleep_ns(std::uint64_t now) {
+  if (g_w.busy) return 0;
+  // A thread that allocates fast fills its ring in about a millisecond: look
+  // again soon while events flow, rarely while the program is quiet.
+  std::uint64_t wait = g_w.drained ? 300000 : 5000000;
+  const std::uint64_t flush_at = g_w.last_flush_ns + g_options.flush_interval_ms * 1000000ull;
+  if (flush_at > now && flush_at - now < wait) wait = flush_at - now;
+  return wait < 100000 ? 100000 : wait;
+}
+
+void* writer_main(void*) {
+  t_thread.depth = HookDepth::kInternal;  // for life: nothing this thread does is recorded
+  sigset_t all;
+  sigfillset(&all);
+  // Signals go to the program's threads; SIGXFSZ from our writes turns into EFBIG.
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  prctl(PR_SET_NAME, "memrec-writer", 0, 0, 0);
+  for (;;) {
+    const std::uint32_t seq = g_wake.load(std::memory_order_acquire);
+    cycle();
+    if (g_w.failed) {
+      g_state.store(RecorderState::kStopped, std::memory_order_relaxed);
+      if (g_w.fd >= 0) close(g_w.fd);
+      g_w.fd = -1;
+    }
+    if (const std::uint32_t sync = g_sync_requested.load(std::memory_order_acquire); sync != g_sync_done.load()) {
+      // Read before the cycle above? No: a request that arrived during it may
+      // miss events committed before it, so run one more cycle first.
+      cycle();
+      flush_frame(false);
+      g_sync_done.store(sync, std::memory_order_release);
+      os::futex_wake_all(g_sync_done);
+    }
+    if (g_finish_requested.load(std::memory_order_acquire) != 0 || g_w.failed) {
+      if (!g_w.failed) finish();
+      g_finish_done.store(1, std::memory_order_release);
+      os::futex_wake_all(g_finish_done);
+      return nullptr;
+    }
+    const std::uint64_t wait = sleep_ns(now_ns());
+    if (wait == 0) {
+      sched_yield();
+    } else {
+      os::futex_wait(g_wake, seq, wait);
+    }
+  }
+}
+
+bool setup_buffers() {
+  if (g_w.raw == nullptr) {
+    g_w.raw = static_cast<std::byte*>(os::map(kRawBytes));
+    g_w.zcap = ZSTD_compressBound(kRawBytes) + format::kFrameEnvelopeBytes;
+    g_w.zbuf = static_cast<std::byte*>(os::map(g_w.zcap));
+    g_w.cmdline = static_cast<std::byte*>(os::map(kCmdlineBytes));
+    g_w.cctx_bytes = ZSTD_estimateCCtxSize(g_options.zstd_level);
+    g_w.cctx_mem = os::map(g_w.cctx_bytes);
+  }
+  if (g_w.raw == nullptr || g_w.zbuf == nullptr || g_w.cmdline == nullptr || g_w.cctx_mem == nullptr) return false;
+  g_w.cctx = ZSTD_initStaticCCtx(g_w.cctx_mem, g_w.cctx_bytes);
+  if (g_w.cctx == nullptr ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_compressionLevel, g_options.zstd_level)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_checksumFlag, 1))) {
+    return false;
+  }
+  g_w.enc = new (g_w.enc_storage) format::RecordEncoder(std::span<std::byte>(g_w.raw, kRawBytes));
+  return true;
+}
+
+bool launch(bool eager) {
+  g_w.pid = static_cast<std::uint64_t>(getpid());
+  g_w.ppid = static_cast<std::uint64_t>(getppid());
+  g_w.start_mono_ns = now_ns();
+  g_w.start_wall_ns = wall_ns();
+  g_w.last_flush_ns = g_w.start_mono_ns;
+  g_w.last_names_ns = g_w.start_mono_ns;
+  if (!setup_buffers()) {
+    log_line({"cannot set up the writer's buffers; recording stopped, the program goes on"});
+    return false;
+  }
+  if (eager && !open_file()) return false;
+  pthread_t thread;
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  const int err = pthread_create(&thread, &attr, writer_main, nullptr);
+  pthread_attr_destroy(&attr);
+  if (err != 0) {
+    log_line({"cannot start the writer thread: ", errno_text(err), "; recording stopped, the program goes on"});
+    return false;
+  }
+  g_started.store(true, std::memory_order_release);
+  return true;
+}
+
+}  // namespace
+
+bool writer_start(bool eager) {
+  HookScope scope(HookDepth::kInternal);
+  if (g_options.start_disabled) note_recording_toggle(false, now_ns());
+  return launch(eager);
+}
+
+void wake_writer() {
+  g_wake.fetch_add(1, std::memory_order_release);
+  os::futex_wake_all(g_wake);
+}
+
+void writer_finish(std::uint64_t timeout_ns) {
+  if (!g_started.load(std::memory_order_acquire)) return;
+  g_finish_requested.store(1, std::memory_order_release);
+  wake_writer();
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  while (g_finish_done.load(std::memory_order_acquire) == 0) {
+    const std::uint64_t now = now_ns();
+    if (now >= deadline) return;
+    os::futex_wait(g_finish_done, 0, deadline - now);
+  }
+}
+
+void writer_sync(std::uint64_t timeout_ns) {
+  if (!g_started.load(std::memory_order_acquire) || g_finish_done.load() != 0) return;
+  const std::uint32_t ticket = g_sync_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
+  wake_writer();
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  for (;;) {
+    const std::uint32_t done = g_sync_done.load(std::memory_order_acquire);
+    if (static_cast<std::int32_t>(done - ticket) >= 0 || g_finish_done.load() != 0) return;
+    const std::uint64_t now = now_ns();
+    if (now >= deadline) return;
+    os::futex_wait(g_sync_done, done, deadline - now);
+  }
+}
+
+std::uint64_t recorded_pid() { return g_w.pid; }
+
+void writer_restart_in_child() {
+  // The parent's file and thread are not ours; its buffers and compression
+  // context are ours to reuse (copies of the parent's pages).
+  if (g_w.fd >= 0) close(g_w.fd);
+  if (g_w.statm_fd >= 0) close(g_w.statm_fd);
+  const Writer parent = g_w;
+  g_w = Writer{};
+  g_w.raw = parent.raw;
+  g_w.zbuf = parent.zbuf;
+  g_w.zcap = parent.zcap;
+  g_w.cmdline = parent.cmdline;
+  g_w.cctx_mem = parent.cctx_mem;
+  g_w.cctx_bytes = parent.cctx_bytes;
+  g_wake.store(0);
+  g_finish_requested.store(0);
+  g_finish_done.store(0);
+  g_sync_requested.store(0);
+  g_sync_done.store(0);
+  g_started.store(false);
+  for (Toggle& t : g_toggles) t.ready.store(0);
+  g_toggle_next.store(0);
+  if (!g_enabled.load()) note_recording_toggle(false, now_ns());
+  modules_mark_unwritten();
+  if (!launch(/*eager=*/false)) g_state.store(RecorderState::kStopped);
+}
+
+void note_recording_toggle(bool on, std::uint64_t time_ns) {
+  const std::uint32_t i = g_toggle_next.fetch_add(1, std::memory_order_relaxed);
+  Toggle& t = g_toggles[i % kToggleSlots];
+  // A slot still unread from kToggleSlots toggles ago is overwritten; the
+  // writer reads them within milliseconds, so that takes a signal storm.
+  t.on = on;
+  t.time_ns = time_ns;
+  t.ready.store(i / kToggleSlots + 1, std::memory_order_release);
+}
+
+}  // namespace memrec::preload

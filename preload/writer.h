@@ -1,0 +1,40 @@
+// The writer thread: drains every thread's ring, writes new stack and module
+// definitions, encodes, compresses each frame with zstd and writes it to the
+// dump. It never allocates (zstd works in a static context on mmap()ed
+// memory), so a final flush can run while another thread is stopped inside
+// malloc, e.g. from a signal handler.
+#pragma once
+
+#include <cstdint>
+
+namespace memrec::preload {
+
+// Sets up buffers and the compression context, opens the file now (`eager`)
+// or at the first frame, and starts the thread. False if recording cannot
+// start (reported on stderr).
+bool writer_start(bool eager);
+
+// HOT-PATH-SAFE. Wakes the writer early (a ring is full).
+void wake_writer();
+
+// Drains everything, writes the final counters and End, closes the file.
+// Waits at most `timeout_ns`. Async-signal-safe; idempotent.
+void writer_finish(std::uint64_t timeout_ns);
+
+// Writes everything recorded so far as a frame and waits for it (at most
+// `timeout_ns`); recording goes on. Used before exec: if exec succeeds the
+// file holds every event up to it.
+void writer_sync(std::uint64_t timeout_ns);
+
+// The pid the current file belongs to. A vfork child shares our memory but
+// not our pid, and must not end the parent's recording.
+std::uint64_t recorded_pid();
+
+// In a fork child, from the atfork handler: the parent's writer thread does
+// not exist here. Forgets its state and starts a new writer for a new file.
+void writer_restart_in_child();
+
+// Async-signal-safe: notes a pause or resume for the writer to record.
+void note_recording_toggle(bool on, std::uint64_t time_ns);
+
+}  // namespace memrec::preload

@@ -1,0 +1,97 @@
+// Opens a dump and, for read_all, decodes it whole. A dump cut short by a
+// crash of the profiled program is normal input: keep every frame that
+// decodes and note where the loss starts. A complete frame that does not
+// decode is different: it is reported with the file and offset.
+#include "memrec/reader/dump_reader.h"
+
+#include <utility>
+
+namespace memrec::reader {
+namespace {
+
+// Keeps every record, and the facts read_all reports about the file.
+class CollectingVisitor final : public RecordVisitor {
+ public:
+  CollectingVisitor(std::vector<Record>& out, DumpFacts& facts) : out_(out), facts_(facts) {}
+
+  void on_thread(const ThreadRecord& r) override { out_.emplace_back(r); }
+  void on_alloc(const AllocRecord& r) override { out_.emplace_back(r); }
+  void on_free(const FreeRecord& r) override { out_.emplace_back(r); }
+  void on_realloc(const ReallocRecord& r) override { out_.emplace_back(r); }
+  void on_mmap(const MmapRecord& r) override { out_.emplace_back(r); }
+  void on_munmap(const MunmapRecord& r) override { out_.emplace_back(r); }
+  void on_mremap(const MremapRecord& r) override { out_.emplace_back(r); }
+  void on_stack(const StackRecord& r) override { out_.emplace_back(r); }
+  void on_module_load(const ModuleLoadRecord& r) override { out_.emplace_back(r); }
+  void on_module_unload(const ModuleUnloadRecord& r) override { out_.emplace_back(r); }
+  void on_thread_start(const ThreadStartRecord& r) override { out_.emplace_back(r); }
+  void on_thread_name(const ThreadNameRecord& r) override { out_.emplace_back(r); }
+  void on_thread_exit(const ThreadExitRecord& r) override { out_.emplace_back(r); }
+  void on_rss(const RssRecord& r) override { out_.emplace_back(r); }
+  void on_recording(const RecordingRecord& r) override { out_.emplace_back(r); }
+  void on_counters(const CountersRecord& r) override {
+    out_.emplace_back(r);
+    facts_.counters.clear();
+    for (const auto& [key, value] : r.values) facts_.counters[key] = value;
+  }
+  void on_end(const EndRecord& r) override {
+    out_.emplace_back(r);
+    facts_.clean_end = true;
+  }
+
+ private:
+  std::vector<Record>& out_;
+  DumpFacts& facts_;
+};
+
+}  // namespace
+
+void Dump::truncate_at_frame(std::size_t i) {
+  if (i >= index.frames.size()) return;
+  index.truncated_at = index.frames[i].offset;
+  index.frames.resize(i);
+}
+
+Result<Dump> open_dump(MappedFile file) {
+  auto header = parse_file_header(file.bytes(), file.path());
+  if (!header) return header.error();
+  auto index = index_frames(file.bytes(), header->size_bytes, file.path());
+  if (!index) return index.error();
+  return Dump{std::move(file), std::move(*header), std::move(*index)};
+}
+
+Result<Dump> open_dump(const std::string& path) {
+  auto file = MappedFile::open(path);
+  if (!file) return file.error();
+  return open_dump(std::move(*file));
+}
+
+Result<DumpContents> read_all(Dump& dump) {
+  DumpContents out;
+  out.facts.file_bytes = dump.file_bytes();
+  CollectingVisitor visitor(out.records, out.facts);
+  FrameDecoder decoder;
+  for (std::size_t i = 0; i < dump.index.frames.size(); ++i) {
+    const std::size_t first_record = out.records.size();
+    const Status status = decoder.decode(dump.bytes(), dump.index.frames[i], dump.name(), visitor);
+    if (!status && status.error().code == ErrorCode::kTruncated) {
+      dump.truncate_at_frame(i);
+      break;
+    }
+    if (!status) return status.error();
+    out.frame_first_record.push_back(first_record);
+  }
+  out.header = dump.header;
+  out.frames = dump.index.frames;
+  out.facts.frames = dump.index.frames.size();
+  out.facts.truncated_at = dump.index.truncated_at;
+  return out;
+}
+
+Result<DumpContents> read_all(const std::string& path) {
+  auto dump = open_dump(path);
+  if (!dump) return dump.error();
+  return read_all(*dump);
+}
+
+}  // namespace memrec::reader

@@ -1,0 +1,56 @@
+// Decompresses frames with one reusable zstd context per decoder. Every zstd
+// result is checked, in release builds too: a frame must decompress to exactly
+// the size its envelope promises.
+#include "memrec/reader/frame_decoder.h"
+
+#include <zstd.h>
+
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+namespace memrec::reader {
+
+FrameDecoder::FrameDecoder() : dctx_(ZSTD_createDCtx()) {
+  // Out of memory this early leaves nothing sensible to do.
+  if (dctx_ == nullptr) detail::bad_result_access("ZSTD_createDCtx failed");
+}
+
+FrameDecoder::~FrameDecoder() { ZSTD_freeDCtx(dctx_); }
+
+Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std::byte> file, const FrameInfo& frame,
+                                                            std::string_view name) {
+  if (frame.end_offset() > file.size()) {
+    return Error{ErrorCode::kInternal,
+                 fmt::format("{}: frame at offset {} lies past the end of the file", name, frame.offset)};
+  }
+  const auto compressed = file.subspan(frame.payload_offset(), frame.compressed_bytes);
+  payload_.resize(frame.decompressed_bytes);
+  const std::size_t got =
+      ZSTD_decompressDCtx(dctx_, payload_.data(), payload_.size(), compressed.data(), compressed.size());
+  const bool failed = ZSTD_isError(got) != 0;
+  if (!failed && got == frame.decompressed_bytes) return std::span<const std::byte>(payload_);
+
+  if (frame.reaches_zero_tail) {
+    return Error{
+        ErrorCode::kTruncated,
+        fmt::format("{}: the frame at offset {} was never fully written (zero bytes to the end)", name, frame.offset)};
+  }
+  if (failed) {
+    return Error{ErrorCode::kCorrupt, fmt::format("{}: corrupt frame at offset {}: zstd: {}; the file is damaged "
+                                                  "from there on",
+                                                  name, frame.offset, ZSTD_getErrorName(got))};
+  }
+  return Error{ErrorCode::kCorrupt,
+               fmt::format("{}: corrupt frame at offset {}: it decompresses to {} bytes, its envelope says {}", name,
+                           frame.offset, got, frame.decompressed_bytes)};
+}
+
+Status FrameDecoder::decode(std::span<const std::byte> file, const FrameInfo& frame, std::string_view name,
+                            RecordVisitor& visitor) {
+  const auto payload = decompress(file, frame, name);
+  if (!payload) return payload.error();
+  return decode_records(*payload, name, frame.offset, visitor);
+}
+
+}  // namespace memrec::reader

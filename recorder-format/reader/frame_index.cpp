@@ -1,0 +1,73 @@
+// Walks the frame envelopes. A dump cut short by a crash of the profiled
+// program is normal input: keep every complete frame and note where the loss
+// starts. Bytes that are present but cannot be a frame are corruption.
+#include "memrec/reader/frame_index.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "byte_reader.h"
+#include "memrec/format/records.h"
+
+namespace memrec::reader {
+namespace {
+
+using format::kFrameEnvelopeBytes;
+
+// Where the file's trailing run of zero bytes starts (file.size() if none).
+std::uint64_t zero_tail_start(std::span<const std::byte> file) {
+  std::size_t end = file.size();
+  while (end > 0 && file[end - 1] == std::byte{0}) --end;
+  return end;
+}
+
+Error bad_tag(std::string_view name, std::uint64_t at) {
+  return Error{ErrorCode::kCorrupt,
+               fmt::format("{}: corrupt frame at offset {}: no MRFZ tag; the file is damaged from there on", name, at)};
+}
+
+}  // namespace
+
+std::uint64_t FrameInfo::payload_offset() const { return offset + kFrameEnvelopeBytes; }
+std::uint64_t FrameInfo::end_offset() const { return payload_offset() + compressed_bytes; }
+
+Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame, std::string_view name) {
+  FrameIndex index;
+  const std::uint64_t zeros_from = zero_tail_start(file);
+  std::uint64_t at = std::min<std::uint64_t>(first_frame, file.size());
+  while (at < file.size()) {
+    // All that is left is zeros: the file was extended but never written.
+    if (at >= zeros_from) break;
+    if (file.size() - at < kFrameEnvelopeBytes) {
+      // A cut envelope: what is there must still look like one.
+      const std::size_t n = std::min<std::size_t>(file.size() - at, format::kFrameTag.size());
+      if (std::memcmp(file.data() + at, format::kFrameTag.data(), n) != 0) return bad_tag(name, at);
+      break;
+    }
+
+    ByteReader envelope(file.subspan(at, kFrameEnvelopeBytes));
+    std::byte tag[4];
+    for (auto& b : tag) b = std::byte{envelope.u8()};
+    FrameInfo frame;
+    frame.offset = at;
+    frame.compressed_bytes = envelope.u32le();
+    frame.decompressed_bytes = envelope.u32le();
+    if (std::memcmp(tag, format::kFrameTag.data(), sizeof tag) != 0) return bad_tag(name, at);
+    const std::uint32_t larger = std::max(frame.compressed_bytes, frame.decompressed_bytes);
+    if (larger > format::kMaxFrameBytes) {
+      return Error{ErrorCode::kCorrupt,
+                   fmt::format("{}: corrupt frame at offset {}: a size of {} bytes is over the {} limit", name, at,
+                               larger, format::kMaxFrameBytes)};
+    }
+    if (file.size() - at - kFrameEnvelopeBytes < frame.compressed_bytes) break;  // incomplete
+    frame.reaches_zero_tail = zeros_from < frame.end_offset();
+    index.frames.push_back(frame);
+    at = frame.end_offset();
+  }
+  if (at < file.size()) index.truncated_at = at;
+  return index;
+}
+
+}  // namespace memrec::reader

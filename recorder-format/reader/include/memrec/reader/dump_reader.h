@@ -1,0 +1,62 @@
+// The reader's entry points. `open_dump` maps a file, parses its header and
+// indexes its frames without decompressing; callers then decode frames with a
+// FrameDecoder (in parallel if they like). `read_all` decodes everything into
+// memory, for tests and small tools.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "memrec/reader/file_header_reader.h"
+#include "memrec/reader/frame_decoder.h"
+#include "memrec/reader/frame_index.h"
+#include "memrec/reader/mapped_file.h"
+#include "memrec/reader/records.h"
+#include "memrec/reader/result.h"
+
+namespace memrec::reader {
+
+struct Dump {
+  MappedFile file;
+  FileHeader header;
+  FrameIndex index;
+
+  const std::string& name() const { return file.path(); }
+  std::span<const std::byte> bytes() const { return file.bytes(); }
+  std::uint64_t file_bytes() const { return file.bytes().size(); }
+
+  // A frame that decompress() reported as kTruncated (it reaches the file's
+  // zero tail) ends the dump: drop it and everything after it.
+  void truncate_at_frame(std::size_t i);
+};
+
+Result<Dump> open_dump(const std::string& path);
+Result<Dump> open_dump(MappedFile file);
+
+// Facts about a dump as a whole, gathered while decoding its frames in order.
+struct DumpFacts {
+  std::uint64_t file_bytes = 0;
+  std::uint64_t frames = 0;  // complete frames that decoded
+  std::optional<std::uint64_t> truncated_at;
+  bool clean_end = false;                           // an End record was seen
+  std::map<std::uint64_t, std::uint64_t> counters;  // the last Counters record, by key
+};
+
+struct DumpContents {
+  FileHeader header;
+  std::vector<FrameInfo> frames;
+  std::vector<std::size_t> frame_first_record;  // index into `records` of each frame's first record
+  std::vector<Record> records;                  // every record, in file order
+  DumpFacts facts;
+};
+
+// Decodes every frame of `dump` in file order into memory.
+Result<DumpContents> read_all(Dump& dump);
+Result<DumpContents> read_all(const std::string& path);
+
+}  // namespace memrec::reader

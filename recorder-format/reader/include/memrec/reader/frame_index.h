@@ -1,0 +1,40 @@
+// Splits a dump's bytes after the file header into frames (FORMAT.md,
+// "Frames") without decompressing anything, so that callers can decode the
+// frames in any order, in parallel.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "memrec/reader/result.h"
+
+namespace memrec::reader {
+
+struct FrameInfo {
+  std::uint64_t offset = 0;  // of the envelope ("MRFZ") in the file
+  std::uint32_t compressed_bytes = 0;
+  std::uint32_t decompressed_bytes = 0;
+  // The file's trailing run of zero bytes starts inside this frame. If such a
+  // frame fails to decompress it was never fully written (power loss), which
+  // is truncation at `offset`, not corruption.
+  bool reaches_zero_tail = false;
+
+  std::uint64_t payload_offset() const;
+  std::uint64_t end_offset() const;
+};
+
+struct FrameIndex {
+  std::vector<FrameInfo> frames;              // complete frames, in file order
+  std::optional<std::uint64_t> truncated_at;  // where the first incomplete frame starts
+};
+
+// `first_frame` is FileHeader::size_bytes. A complete envelope with a wrong
+// tag or a size over kMaxFrameBytes is kCorrupt; an incomplete frame, or a
+// tail of zero bytes at a frame boundary, ends the index with `truncated_at`.
+Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame, std::string_view name);
+
+}  // namespace memrec::reader

@@ -1,0 +1,248 @@
+"""Helpers for the integration tests: run a program under libmemrec.so, read
+its dumps with `memrec info --json`, and name stack frames with addr2line.
+
+Every process started here has a timeout and runs in its own session, so a
+hang kills the whole process tree and fails the test instead of the suite.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import json
+import os
+import signal
+import subprocess
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+import pytest
+
+# Seconds any one process may take; MEMREC_TEST_TIMEOUT overrides (slow machines, valgrind).
+TIMEOUT_S = float(os.environ.get("MEMREC_TEST_TIMEOUT", "60"))
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@dataclasses.dataclass(frozen=True)
+class Build:
+    """Paths inside a meson build directory."""
+
+    root: Path
+
+    @property
+    def preload(self) -> Path:
+        return self.root / "preload" / "libmemrec.so"
+
+    @property
+    def memrec(self) -> Path:
+        return self.root / "analyzer" / "memrec"
+
+    @property
+    def programs_dir(self) -> Path:
+        return self.root / "tests" / "programs"
+
+    def program(self, name: str) -> Path:
+        path = self.programs_dir / name
+        if not path.exists():
+            pytest.fail(f"{path} is missing: build the tests/programs targets (ninja -C {self.root})")
+        return path
+
+    def is_test_module(self, module: str | None) -> bool:
+        """True for our test programs and libraries (not libc, libstdc++, ...)."""
+        if not module:
+            return False
+        return Path(os.path.realpath(module)).parent == Path(os.path.realpath(self.programs_dir))
+
+
+def build_from_env() -> Build:
+    root = os.environ.get("MEMREC_BUILD_DIR") or str(REPO / "build")
+    return Build(Path(root).resolve())
+
+
+@dataclasses.dataclass
+class Run:
+    """A finished process: what it printed, how it ended, which dumps it left."""
+
+    argv: list[str]
+    pid: int
+    returncode: int
+    stdout: str
+    stderr: str
+    out_dir: Path | None = None
+    dats: list[Path] = dataclasses.field(default_factory=list)
+
+    def describe(self) -> str:
+        return (f"{' '.join(self.argv)} (pid {self.pid}) exited {self.returncode}\n"
+                f"--- stdout\n{self.stdout}--- stderr\n{self.stderr}--- dumps: {self.dats}")
+
+
+def clean_env(extra: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """The test runner's environment without memrec's own variables, plus
+    `extra` (a None value removes the variable)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMREC_") and k != "LD_PRELOAD"}
+    env["LC_ALL"] = "C"
+    for key, value in (extra or {}).items():
+        if value is None:
+            env.pop(key, None)
+        else:
+            env[key] = value
+    return env
+
+
+def kill_tree(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def start(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None = None,
+          stdin=subprocess.DEVNULL) -> subprocess.Popen:
+    """Starts `argv` in a session of its own (so kill_tree reaches its children)."""
+    return subprocess.Popen([str(a) for a in argv], env=dict(env), cwd=cwd, stdin=stdin,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def finish(proc: subprocess.Popen, argv: Sequence[str], timeout: float, input: bytes | None = None) -> Run:
+    """Waits for `proc` at most `timeout` seconds; past that kills its tree and fails."""
+    try:
+        out, err = proc.communicate(input=input, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc)
+        out, err = proc.communicate()
+        pytest.fail(f"timed out after {timeout} s: {' '.join(map(str, argv))}\n"
+                    f"--- stdout\n{out.decode(errors='replace')}--- stderr\n{err.decode(errors='replace')}")
+    kill_tree(proc)  # children that outlived it
+    return Run([str(a) for a in argv], proc.pid, proc.returncode,
+               out.decode(errors="replace"), err.decode(errors="replace"))
+
+
+def resolve_program(build: Build, program: str | os.PathLike) -> Path:
+    """A bare name is a test program in the build; a path is used as given."""
+    text = str(program)
+    return Path(text) if os.sep in text else build.program(text)
+
+
+def fresh_dir(parent: Path, stem: str) -> Path:
+    for n in range(1000):
+        path = parent / (stem if n == 0 else f"{stem}-{n}")
+        if not path.exists():
+            path.mkdir(parents=True)
+            return path
+    raise RuntimeError(f"no free directory name {stem} in {parent}")
+
+
+def record(build: Build, program: str | os.PathLike, args: Iterable[str] = (), *, tmp_path: Path,
+           env: Mapping[str, str | None] | None = None, output: str | None = "%e.%p.dat",
+           timeout: float = TIMEOUT_S, cwd: Path | None = None, input: bytes | None = None) -> Run:
+    """Runs `program args` with LD_PRELOAD=libmemrec.so and MEMREC_OUTPUT set to
+    `output` inside a fresh directory of its own (output=None leaves
+    MEMREC_OUTPUT unset; an absolute `output` is used as is). Returns the Run,
+    whose `dats` are every file that appeared in that directory."""
+    if not build.preload.exists():
+        pytest.fail(f"{build.preload} is missing: build the preload (ninja -C {build.root})")
+    out_dir = fresh_dir(tmp_path, "memrec-out")
+    extra: dict[str, str | None] = {"LD_PRELOAD": str(build.preload)}
+    if output is not None:
+        extra["MEMREC_OUTPUT"] = output if os.path.isabs(output) else str(out_dir / output)
+    extra.update(env or {})
+    argv = [str(resolve_program(build, program)), *map(str, args)]
+    proc = start(argv, clean_env(extra), cwd=cwd or out_dir,
+                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
+    run = finish(proc, argv, timeout, input)
+    run.out_dir = out_dir
+    run.dats = sorted(p for p in out_dir.iterdir() if p.is_file())
+    return run
+
+
+def run_plain(build: Build, program: str | os.PathLike, args: Iterable[str] = (), *,
+              env: Mapping[str, str | None] | None = None, timeout: float = TIMEOUT_S,
+              cwd: Path | None = None, input: bytes | None = None) -> Run:
+    """Runs the program without the preload, for comparison."""
+    argv = [str(resolve_program(build, program)), *map(str, args)]
+    proc = start(argv, clean_env(env), cwd=cwd,
+                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
+    return finish(proc, argv, timeout, input)
+
+
+def memrec_info_raw(build: Build, dats: Sequence[Path], timeout: float = TIMEOUT_S) -> Run:
+    if not build.memrec.exists():
+        pytest.fail(f"{build.memrec} is missing: build the analyzer (ninja -C {build.root})")
+    argv = [str(build.memrec), "info", "--json", *map(str, dats)]
+    return finish(start(argv, clean_env()), argv, timeout)
+
+
+def info(build: Build, *dats: Path) -> dict | list[dict]:
+    """`memrec info --json` of one dump (a dict) or several (a list)."""
+    run = memrec_info_raw(build, dats)
+    assert run.returncode == 0, f"memrec info failed:\n{run.describe()}"
+    try:
+        return json.loads(run.stdout)
+    except json.JSONDecodeError as error:
+        pytest.fail(f"memrec info printed invalid JSON ({error}):\n{run.stdout[:2000]}")
+
+
+@functools.lru_cache(maxsize=None)
+def function_at(module: str, offset: int) -> str | None:
+    """The function containing the return address `offset` of `module`: the
+    symbolizer's job, done here with binutils' addr2line on offset - 1 (the call
+    instruction). None if addr2line does not know."""
+    out = subprocess.run(["addr2line", "-f", "-C", "-e", module, hex(offset - 1)],
+                         capture_output=True, text=True, timeout=TIMEOUT_S, check=False).stdout
+    name = out.splitlines()[0].strip() if out else ""
+    return None if name in ("", "??") else name
+
+
+def function_of(frame: Mapping) -> str | None:
+    if not frame.get("module") or frame.get("offset") is None:
+        return None
+    return function_at(frame["module"], int(frame["offset"]))
+
+
+def innermost_test_function(build: Build, leak: Mapping) -> str | None:
+    """The function of the first frame (innermost first) in one of our test
+    programs or libraries; frames in libc, libstdc++ (operator new) are skipped."""
+    for frame in leak["frames"]:
+        if build.is_test_module(frame.get("module")):
+            return function_of(frame) or f"?{frame['module']}+{frame['offset']:#x}"
+    return None
+
+
+def leaks_by_function(build: Build, dump: Mapping) -> dict[str, tuple[int, int]]:
+    """{function: (count, bytes)} of the leaks, by innermost test-program frame.
+    Leaks with no frame in a test program (libc's, libstdc++'s own) are left out."""
+    result: dict[str, tuple[int, int]] = {}
+    for leak in dump["leaks"]:
+        name = innermost_test_function(build, leak)
+        if name is None:
+            continue
+        count, size = result.get(name, (0, 0))
+        result[name] = (count + leak["count"], size + leak["bytes"])
+    return result
+
+
+def assert_leaks(actual: Mapping[str, tuple[int, int]], expected: Mapping[str, tuple[int, int]],
+                 ignore: Iterable[str] = ()) -> None:
+    """leaks_by_function() == expected, leaving out the functions in `ignore`
+    (each use says why: e.g. glibc keeps the thread descriptors pthread_create
+    allocates for a reused stack, so the caller of pthread_create may leak)."""
+    ignored = set(ignore)
+    got = {name: value for name, value in actual.items() if name not in ignored}
+    assert got == dict(expected)
+
+
+def assert_consistent(dump: Mapping) -> None:
+    """What every dump's info must satisfy: leaks add up to the live heap."""
+    assert sum(leak["count"] for leak in dump["leaks"]) == dump["heap"]["live_count"]
+    assert sum(leak["bytes"] for leak in dump["leaks"]) == dump["heap"]["live_bytes"]
+    assert dump["heap"]["peak_bytes"] >= dump["heap"]["live_bytes"]
+    sizes = [leak["bytes"] for leak in dump["leaks"]]
+    assert sizes == sorted(sizes, reverse=True), "leaks are sorted by bytes, largest first"
+
+
+def dump_of_exe(dumps: Iterable[Mapping], exe_name: str) -> list[Mapping]:
+    return [d for d in dumps if Path(d["header"]["exe"]).name == exe_name]
+
+
+def memrec_lines(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("memrec:")]

@@ -1,0 +1,116 @@
+"""Single-threaded heap programs: every allocation function, exact leaks by
+function, and the program behaving the same with and without the preload."""
+import os
+
+from memrec_support import assert_consistent, assert_leaks, innermost_test_function
+
+
+def assert_clean_dump(run, dump, program_path):
+    assert dump["clean_end"] is True
+    assert dump["truncated_at"] is None
+    assert dump["header"]["pid"] == run.pid
+    assert dump["header"]["ppid"] == os.getpid()
+    assert os.path.realpath(dump["header"]["exe"]) == os.path.realpath(program_path)
+    assert dump["header"]["cmdline"] == run.argv
+    assert_consistent(dump)
+
+
+def test_leak_three_leaks_exactly_three_blocks_from_leak_here(build, record, run_plain, only_dump,
+                                                              leaks_by_function):
+    # given leak_three, which leaks 3 x 4242 bytes from leak_here and frees the rest
+    # when it runs under the preload
+    run = record("leak_three")
+    # then it behaves as without the preload
+    plain = run_plain("leak_three")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (0, "leak_three: leaked 3 x 4242\n")
+    assert run.stderr == ""
+    # and its dump is complete and holds exactly that leak
+    dump = only_dump(run)
+    assert_clean_dump(run, dump, build.program("leak_three"))
+    assert_leaks(leaks_by_function(dump), {"leak_here": (3, 3 * 4242)})
+    assert dump["counts"]["alloc"] >= 104  # 3 leaked + 100 churned + malloc(0)
+    assert dump["counts"]["free"] >= 101
+    assert dump["counts"]["alloc_by_function"]["malloc"] >= 104
+    assert dump["header"]["options"].get("max_depth") == "128"
+    assert dump["counters"]["events"] >= 205
+    assert dump["duration_ns"] > 0
+
+
+def test_realloc_in_every_case_leaves_exactly_the_final_blocks(build, record, run_plain, only_dump,
+                                                               leaks_by_function):
+    # given realloc_chain: a buffer grown through six reallocs (leaked at 50000),
+    # realloc(NULL, 777) leaked, realloc(p, 0), a failing realloc whose old
+    # block stays live (1212) and failing malloc/calloc/reallocarray
+    # when it runs under the preload
+    run = record("realloc_chain")
+    plain = run_plain("realloc_chain")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout)
+    assert run.returncode == 0
+    dump = only_dump(run)
+    assert_clean_dump(run, dump, build.program("realloc_chain"))
+    # then only the final blocks leak, with their final sizes; realloc(p, 0)
+    # and the failed calls leave nothing behind
+    assert_leaks(leaks_by_function(dump), {
+        "grow_buffer": (1, 50000),
+        "realloc_null": (1, 777),
+        "realloc_fail": (1, 1212),
+    })
+    assert dump["counts"]["realloc"] == 6
+    assert dump["counts"]["alloc_by_function"]["realloc"] >= 1
+
+
+def test_every_aligned_allocation_function_is_recorded_and_stays_aligned(build, record, run_plain,
+                                                                         only_dump, leaks_by_function):
+    # given aligned: memalign, aligned_alloc, posix_memalign, valloc, pvalloc,
+    # calloc and reallocarray, each called twice from its own function (one
+    # block freed, one leaked), and a posix_memalign with a bad alignment
+    # when it runs under the preload
+    run = record("aligned")
+    # then every block is still aligned
+    plain = run_plain("aligned")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (0, "aligned: all aligned\n")
+    # and each function's leak is there with its requested size
+    dump = only_dump(run)
+    assert_clean_dump(run, dump, build.program("aligned"))
+    assert_leaks(leaks_by_function(dump), {
+        "leak_memalign": (1, 1000),
+        "leak_aligned_alloc": (1, 2048),
+        "leak_posix_memalign": (1, 3000),
+        "leak_valloc": (1, 4000),
+        "leak_pvalloc": (1, 5000),
+        "leak_calloc": (1, 6000),
+        "leak_reallocarray": (1, 7000),
+    })
+    # and each call is counted under its own function; the failed one is not
+    by_function = dump["counts"]["alloc_by_function"]
+    for name in ("memalign", "aligned_alloc", "posix_memalign", "valloc", "pvalloc"):
+        assert by_function[name] == 2, name
+    assert by_function["calloc"] >= 2
+    assert by_function["reallocarray"] >= 1
+    assert dump["counts"]["realloc"] >= 1  # reallocarray(p, 7, 1000)
+
+
+def test_cpp_new_in_every_form_and_exceptions_leak_only_the_known_objects(build, record, run_plain,
+                                                                           only_dump, leaks_by_function):
+    # given cpp_new: new, new[], nothrow, aligned new, sized delete, 1000
+    # thrown exceptions, and leaks of 5 x new char[777], 2 x an alignas(64)
+    # type of 640 bytes and 3 x nothrow new char[333]
+    # when it runs under the preload
+    run = record("cpp_new")
+    plain = run_plain("cpp_new")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout)
+    assert run.stdout == "cpp_new: caught 1000 exceptions\n"
+    dump = only_dump(run)
+    assert_clean_dump(run, dump, build.program("cpp_new"))
+    # then exactly those objects leak (libstdc++'s own pool is not ours)
+    assert_leaks(leaks_by_function(dump), {
+        "leak_widgets": (5, 5 * 777),
+        "leak_big_aligned": (2, 2 * 640),
+        "leak_nothrow": (3, 3 * 333),
+    })
+    # and operator new is the innermost frame of the leaks, inside libstdc++
+    widget_leaks = [leak for leak in dump["leaks"] if innermost_test_function(build, leak) == "leak_widgets"]
+    assert widget_leaks
+    for leak in widget_leaks:
+        assert "libstdc++" in os.path.basename(leak["frames"][0]["module"] or "")
+    assert dump["counts"]["alloc"] >= 2000  # two blocks per thrown exception at least

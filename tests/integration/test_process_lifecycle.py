@@ -1,0 +1,182 @@
+"""A process's life under the preload: fork, exec, fatal signals, _exit and
+SIGKILL. Every way a process can end must leave a dump that reads."""
+import os
+import signal
+import time
+
+import pytest
+
+import memrec_support as support
+from memrec_support import assert_consistent, assert_leaks, dump_of_exe
+
+
+def exe_name(dump):
+    return os.path.basename(dump["header"]["exe"])
+
+
+def dumps_of(info, run):
+    assert run.dats, f"no dump written\n{run.describe()}"
+    result = info(*run.dats)
+    return result if isinstance(result, list) else [result]
+
+
+@pytest.mark.parametrize("mode", ["quiet", "busy"])
+def test_fork_child_records_into_its_own_file(record, info, leaks_by_function, mode):
+    # given fork_child: the parent leaks 1234 before fork() and 2 x 3000 after
+    # it, the child 3 x 2000; in "busy" mode two threads allocate in a loop
+    # while the parent forks
+    # when it runs under the preload
+    run = record("fork_child", *([mode] if mode == "busy" else []))
+    assert run.returncode == 0, run.describe()
+    assert run.stdout.splitlines() == [
+        "fork_child: child leaked 3 x 2000",
+        "fork_child: parent leaked 1234 + 2 x 3000, child exited 0",
+    ]
+    # then there are two dumps, and `memrec info` of both prints one array
+    assert len(run.dats) == 2, run.describe()
+    dumps = dumps_of(info, run)
+    assert len(dumps) == 2
+    parents = [d for d in dumps if d["header"]["pid"] == run.pid]
+    children = [d for d in dumps if d["header"]["pid"] != run.pid]
+    assert len(parents) == 1 and len(children) == 1
+    parent, child = parents[0], children[0]
+    # and the child's header names the parent, and each has its own leaks
+    assert child["header"]["ppid"] == run.pid
+    for dump in (parent, child):
+        assert dump["clean_end"] is True
+        assert_consistent(dump)
+    # main starts the busy threads: pthread_create's blocks may stay with glibc
+    ignore = ("main",) if mode == "busy" else ()
+    assert_leaks(leaks_by_function(parent), {"before_fork_leak": (1, 1234), "parent_leak": (2, 6000)}, ignore)
+    child_leaks = leaks_by_function(child)
+    # whether the child's dump starts empty or carries the heap it inherited
+    # is the preload's choice; what it did after the fork is exact
+    child_leaks.pop("before_fork_leak", None)
+    assert_leaks(child_leaks, {"child_leak": (3, 6000)}, ignore)
+
+
+@pytest.mark.parametrize("mode", ["fork", "vfork", "spawn", "system"])
+def test_exec_in_a_child_records_the_new_program_into_its_own_file(record, info, leaks_by_function, mode):
+    # given fork_exec, which leaks 999 and starts leak_three as a child by
+    # fork+exec, vfork+exec, posix_spawn or system()
+    # when it runs under the preload
+    run = record("fork_exec", mode)
+    assert run.returncode == 0, run.describe()
+    assert run.stdout.splitlines() == ["leak_three: leaked 3 x 4242", f"fork_exec: {mode} child exited 0"]
+    dumps = dumps_of(info, run)
+    # then leak_three's dump exists, with its parent's pid and its own leak
+    children = dump_of_exe(dumps, "leak_three")
+    assert len(children) == 1, [d["header"]["exe"] for d in dumps]
+    child = children[0]
+    assert child["clean_end"] is True
+    assert_leaks(leaks_by_function(child), {"leak_here": (3, 3 * 4242)})
+    if mode != "system":  # with system() the parent is /bin/sh
+        assert child["header"]["ppid"] == run.pid
+    assert child["header"]["cmdline"][1:] == []
+    # and the parent's dump has the parent's leak
+    parents = [d for d in dumps if d["header"]["pid"] == run.pid and exe_name(d) == "fork_exec"]
+    assert len(parents) == 1
+    assert_leaks(leaks_by_function(parents[0]), {"parent_before_exec": (1, 999)})
+
+
+@pytest.mark.parametrize("mode", ["fork", "spawn", "system"])
+def test_follow_exec_0_leaves_exec_children_unrecorded(record, info, mode):
+    # given fork_exec, which starts leak_three as a child
+    # when it runs with MEMREC_FOLLOW_EXEC=0
+    run = record("fork_exec", mode, env={"MEMREC_FOLLOW_EXEC": "0"})
+    # then the child still runs
+    assert run.returncode == 0, run.describe()
+    assert "leak_three: leaked 3 x 4242" in run.stdout
+    # and no dump of leak_three (nor of /bin/sh) is written, but the parent's is
+    dumps = dumps_of(info, run)
+    assert dump_of_exe(dumps, "leak_three") == []
+    assert all(exe_name(d) == "fork_exec" for d in dumps), [d["header"]["exe"] for d in dumps]
+    assert any(d["header"]["pid"] == run.pid for d in dumps)
+
+
+def test_exec_without_fork_flushes_the_old_image_into_its_own_file(record, info, leaks_by_function):
+    # given exec_replace, which leaks 6006 and then execv()s leak_three in place
+    # when it runs under the preload
+    run = record("exec_replace")
+    assert run.returncode == 0, run.describe()
+    assert run.stdout == "exec_replace: leaked 6006, now exec\nleak_three: leaked 3 x 4242\n"
+    # then the same pid has two dumps: the old image's and the new one's
+    dumps = dumps_of(info, run)
+    assert all(d["header"]["pid"] == run.pid for d in dumps)
+    before = dump_of_exe(dumps, "exec_replace")
+    after = dump_of_exe(dumps, "leak_three")
+    assert len(before) == 1 and len(after) == 1, [d["header"]["exe"] for d in dumps]
+    assert_leaks(leaks_by_function(before[0]), {"leak_before_exec": (1, 6006)})
+    assert_leaks(leaks_by_function(after[0]), {"leak_here": (3, 3 * 4242)})
+    assert after[0]["clean_end"] is True
+
+
+@pytest.mark.parametrize("name", ["TERM", "INT", "HUP"])
+def test_fatal_signal_flushes_every_thread_and_still_kills(record, run_plain, only_dump, leaks_by_function,
+                                                            name):
+    # given fatal_signal: the main thread leaks 5005, a blocked second thread
+    # 10 x 100, then the process raises SIGTERM, SIGINT or SIGHUP unhandled
+    signo = getattr(signal, "SIG" + name)
+    # when it runs under the preload
+    run = record("fatal_signal", name)
+    # then it still dies by that signal, as it does without the preload
+    plain = run_plain("fatal_signal", name)
+    assert plain.returncode == -signo
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout), run.describe()
+    # and the dump is complete, with both threads' leaks
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert_consistent(dump)
+    assert_leaks(leaks_by_function(dump), {"leak_before_signal": (1, 5005), "worker_leak": (10, 1000)},
+                 ignore=("main",))  # main calls pthread_create
+
+
+def test_underscore_exit_flushes_every_thread_and_keeps_the_exit_code(record, run_plain, only_dump,
+                                                                      leaks_by_function):
+    # given underscore_exit: leaks 3030 on the main thread and 10 x 100 on a
+    # blocked second thread, then calls _exit(3)
+    # when it runs under the preload
+    run = record("underscore_exit")
+    # then it exits 3 as without the preload
+    plain = run_plain("underscore_exit")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (3, plain.stdout)
+    assert run.returncode == 3
+    # and the dump is complete, with both threads' leaks
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert_consistent(dump)
+    assert_leaks(leaks_by_function(dump), {"leak_then_exit": (1, 3030), "worker_leak": (10, 1000)},
+                 ignore=("main",))
+
+
+def test_sigkill_leaves_a_dump_that_reads_up_to_the_last_second(build, preload, memrec_cli, tmp_path):
+    # given sigkill_loop: four threads allocating without end, and progress
+    # markers "marker <monotonic ns> <allocations so far>" every 100 ms
+    out_dir = support.fresh_dir(tmp_path, "memrec-out")
+    env = support.clean_env({"LD_PRELOAD": str(preload), "MEMREC_OUTPUT": str(out_dir / "%e.%p.dat")})
+    argv = [str(build.program("sigkill_loop"))]
+    proc = support.start(argv, env, cwd=out_dir)
+    try:
+        time.sleep(3.0)
+        # when it is killed with SIGKILL after 3 s
+        killed_at_ns = time.monotonic_ns()
+        os.kill(proc.pid, signal.SIGKILL)
+        run = support.finish(proc, argv, support.TIMEOUT_S)
+    finally:
+        support.kill_tree(proc)
+    assert run.returncode == -signal.SIGKILL
+    markers = [tuple(map(int, line.split()[1:])) for line in run.stdout.splitlines() if line.startswith("marker ")]
+    # then the dump reads: `memrec info` exits 0 and says the end is missing
+    dats = sorted(out_dir.iterdir())
+    assert len(dats) == 1, dats
+    raw = support.memrec_info_raw(build, dats)
+    assert raw.returncode == 0, raw.describe()
+    dump = support.info(build, dats[0])
+    assert dump["clean_end"] is False
+    assert dump["frames"] >= 1
+    # and it has every allocation made more than 1.5 s before the kill (the
+    # recorder writes a frame at least once a second)
+    old_enough = [count for when_ns, count in markers if when_ns <= killed_at_ns - 1_500_000_000]
+    assert old_enough, f"no marker 1.5 s before the kill: {markers}"
+    assert dump["counts"]["alloc"] >= old_enough[-1], (dump["counts"], markers)
+    assert dump["counts"]["alloc"] > 0

@@ -1,0 +1,53 @@
+// Starts leak_three (found beside this program) as a child and waits for it:
+// `fork_exec fork|vfork|spawn|system`. The parent leaks 1 x 999 from
+// parent_before_exec. The child's exec'd image must record into its own file.
+#include <libgen.h>
+#include <limits.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common.h"
+
+extern char** environ;
+
+NOINLINE static void parent_before_exec(void) { keep(malloc(999)); }
+
+static void sibling_path(const char* name, char* out, size_t out_size) {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) die("readlink");
+  self[n] = '\0';
+  snprintf(out, out_size, "%s/%s", dirname(self), name);
+}
+
+int main(int argc, char** argv) {
+  setup_stdout();
+  const char* mode = argc > 1 ? argv[1] : "fork";
+  char target[PATH_MAX + 16];
+  sibling_path("leak_three", target, sizeof target);
+  char* child_argv[] = {target, NULL};
+  parent_before_exec();
+
+  pid_t child = -1;
+  int status = 0;
+  if (strcmp(mode, "fork") == 0 || strcmp(mode, "vfork") == 0) {
+    child = strcmp(mode, "fork") == 0 ? fork() : vfork();
+    if (child < 0) die("fork");
+    if (child == 0) {
+      execv(target, child_argv);
+      _exit(127);
+    }
+  } else if (strcmp(mode, "spawn") == 0) {
+    if (posix_spawn(&child, target, NULL, NULL, child_argv, environ) != 0) die("posix_spawn");
+  } else if (strcmp(mode, "system") == 0) {
+    fflush(stdout);
+    status = system(target);
+  } else {
+    die("mode");
+  }
+  if (child > 0 && waitpid(child, &status, 0) != child) die("waitpid");
+  printf("fork_exec: %s child exited %d\n", mode, WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}

@@ -1,0 +1,214 @@
+// Every record kind through RecordEncoder -> zstd frame -> reader, with the
+// extreme values the delta encoding must survive.
+#include <doctest/doctest.h>
+
+#include <array>
+#include <cstdint>
+#include <variant>
+#include <vector>
+
+#include "memrec/format/record_encoder.h"
+#include "memrec/reader/dump_reader.h"
+#include "support/dump_builder.h"
+
+using namespace memrec;
+using namespace memrec::reader;
+using format::AllocFn;
+using memrec::testing::DumpBuilder;
+
+namespace {
+
+constexpr std::uint64_t kMax = ~0ull;
+
+DumpContents read_back(const DumpBuilder& b) {
+  auto dump = open_dump(MappedFile::from_bytes(b.bytes(), "rt.dat"));
+  REQUIRE(dump.ok());
+  auto all = read_all(*dump);
+  REQUIRE(all.ok());
+  return std::move(*all);
+}
+
+template <typename T>
+const T& at(const DumpContents& c, std::size_t i) {
+  REQUIRE(i < c.records.size());
+  REQUIRE(std::holds_alternative<T>(c.records[i]));
+  return std::get<T>(c.records[i]);
+}
+
+}  // namespace
+
+TEST_SUITE("format/record_encoder") {
+  TEST_CASE("round-trips every record kind with extreme values") {
+    const std::array<std::uint64_t, 4> ips{kMax, 0, 0x7fff12345678, 1};
+    const std::array<std::byte, 3> build_id{std::byte{0xde}, std::byte{0xad}, std::byte{0x00}};
+    const std::array<format::Segment, 2> segs{format::Segment{0, 0x1000, 0, format::kSegmentRead},
+                                              format::Segment{kMax, kMax, kMax, 0xff}};
+    const std::array<format::CounterValue, 3> counters{format::CounterValue{format::Counter::kEvents, kMax},
+                                                       format::CounterValue{format::Counter::kThreads, 0},
+                                                       format::CounterValue{static_cast<format::Counter>(200), 5}};
+    DumpBuilder b;
+    b.frame([&](format::RecordEncoder& e) {
+      REQUIRE(e.thread(kMax));
+      REQUIRE(e.alloc(AllocFn::kPvalloc, kMax, kMax, kMax, UINT32_MAX));
+      REQUIRE(e.alloc(AllocFn::kMalloc, 0, 0, 0, 0));  // every delta negative and maximal
+      REQUIRE(e.free(5, 0x10));
+      REQUIRE(e.realloc(AllocFn::kReallocArray, 3, kMax, 2, 7, 1u << 30, 9));  // alloc before free: wraps
+      REQUIRE(e.mmap(kMax - 1, 0x7f0000000000, 1ull << 40, 3, 0x22, 1));
+      REQUIRE(e.munmap(0, kMax, kMax));
+      REQUIRE(e.mremap(10, 0x1000, 4096, 20, 0x2000, 8192, 0));
+      REQUIRE(e.stack(UINT32_MAX, kMax, format::kStackTruncated, ips));
+      REQUIRE(e.stack(1, 0, 0, {}));
+      REQUIRE(e.module_load(1, 1, "/lib/x86_64-linux-gnu/libc.so.6", kMax, build_id, segs));
+      REQUIRE(e.module_unload(UINT32_MAX, kMax));
+      REQUIRE(e.thread_start(0, kMax, "worker-1"));
+      REQUIRE(e.thread_name(7, std::string_view("\xff\x00n", 3)));
+      REQUIRE(e.thread_exit(7, 0));
+      REQUIRE(e.rss(kMax, kMax));
+      REQUIRE(e.recording(1, false));
+      REQUIRE(e.recording(1, true));
+      REQUIRE(e.counters(counters));
+      REQUIRE(e.end(kMax));
+    });
+    const DumpContents c = read_back(b);
+    REQUIRE(c.records.size() == 20);
+
+    CHECK(at<ThreadRecord>(c, 0).tid == kMax);
+    const auto& a0 = at<AllocRecord>(c, 1);
+    CHECK(a0.tid == kMax);
+    CHECK(a0.fn == AllocFn::kPvalloc);
+    CHECK(a0.time_ns == kMax);
+    CHECK(a0.addr == kMax);
+    CHECK(a0.size == kMax);
+    CHECK(a0.stack.value == UINT32_MAX);
+    const auto& a1 = at<AllocRecord>(c, 2);
+    CHECK(a1.fn == AllocFn::kMalloc);
+    CHECK(a1.time_ns == 0);
+    CHECK(a1.addr == 0);
+    CHECK(a1.stack.value == 0);
+    const auto& f = at<FreeRecord>(c, 3);
+    CHECK(f.time_ns == 5);
+    CHECK(f.addr == 0x10);
+    const auto& r = at<ReallocRecord>(c, 4);
+    CHECK(r.fn == AllocFn::kReallocArray);
+    CHECK(r.free_ns == 3);
+    CHECK(r.old_addr == kMax);
+    CHECK(r.alloc_ns == 2);
+    CHECK(r.new_addr == 7);
+    CHECK(r.size == 1u << 30);
+    CHECK(r.stack.value == 9);
+    const auto& m = at<MmapRecord>(c, 5);
+    CHECK(m.time_ns == kMax - 1);  // after the realloc's time went to 2
+    CHECK(m.addr == 0x7f0000000000);
+    CHECK(m.size == 1ull << 40);
+    CHECK(m.prot == 3);
+    CHECK(m.flags == 0x22);
+    CHECK(m.stack.value == 1);
+    const auto& u = at<MunmapRecord>(c, 6);
+    CHECK(u.time_ns == 0);
+    CHECK(u.addr == kMax);
+    CHECK(u.size == kMax);
+    const auto& mr = at<MremapRecord>(c, 7);
+    CHECK(mr.free_ns == 10);
+    CHECK(mr.old_addr == 0x1000);
+    CHECK(mr.old_size == 4096);
+    CHECK(mr.alloc_ns == 20);
+    CHECK(mr.new_addr == 0x2000);
+    CHECK(mr.new_size == 8192);
+    CHECK(mr.stack.value == 0);
+    const auto& s = at<StackRecord>(c, 8);
+    CHECK(s.id.value == UINT32_MAX);
+    CHECK(s.module_gen == kMax);
+    CHECK(s.truncated());
+    CHECK(s.ips == std::vector<std::uint64_t>(ips.begin(), ips.end()));
+    CHECK(at<StackRecord>(c, 9).ips.empty());
+    const auto& ml = at<ModuleLoadRecord>(c, 10);
+    CHECK(ml.id.value == 1);
+    CHECK(ml.gen == 1);
+    CHECK(ml.path == "/lib/x86_64-linux-gnu/libc.so.6");
+    CHECK(ml.bias == kMax);
+    CHECK(ml.build_id == std::vector<std::byte>(build_id.begin(), build_id.end()));
+    REQUIRE(ml.segments.size() == 2);
+    CHECK(ml.segments[0].memsz == 0x1000);
+    CHECK(ml.segments[0].flags == format::kSegmentRead);
+    CHECK(ml.segments[1].vaddr == kMax);
+    CHECK(ml.segments[1].file_offset == kMax);
+    CHECK(ml.segments[1].flags == 0xff);
+    CHECK(at<ModuleUnloadRecord>(c, 11).id.value == UINT32_MAX);
+    CHECK(at<ModuleUnloadRecord>(c, 11).gen == kMax);
+    const auto& ts = at<ThreadStartRecord>(c, 12);
+    CHECK(ts.tid == 0);
+    CHECK(ts.time_ns == kMax);
+    CHECK(ts.name == "worker-1");
+    CHECK(at<ThreadNameRecord>(c, 13).name == std::string("\xff\x00n", 3));
+    CHECK(at<ThreadExitRecord>(c, 14).time_ns == 0);
+    CHECK(at<RssRecord>(c, 15).rss_bytes == kMax);
+    CHECK(at<RssRecord>(c, 15).time_ns == kMax);
+    CHECK_FALSE(at<RecordingRecord>(c, 16).on);
+    CHECK(at<RecordingRecord>(c, 17).on);
+    const auto& cv = at<CountersRecord>(c, 18);
+    REQUIRE(cv.values.size() == 3);
+    CHECK(cv.values[0] == std::pair<std::uint64_t, std::uint64_t>{1, kMax});
+    CHECK(cv.values[2] == std::pair<std::uint64_t, std::uint64_t>{200, 5});
+    CHECK(at<EndRecord>(c, 19).time_ns == kMax);
+
+    CHECK(c.facts.clean_end);
+    CHECK(c.facts.counters.at(1) == kMax);
+    CHECK(c.facts.counters.at(200) == 5);
+  }
+
+  TEST_CASE("decodes every allocation function from its tag") {
+    DumpBuilder b;
+    b.frame([](format::RecordEncoder& e) {
+      e.thread(1);
+      for (std::uint8_t fn = 0; fn < format::kAllocFnCount; ++fn) {
+        REQUIRE(e.alloc(static_cast<AllocFn>(fn), fn, 0x1000 + fn, fn, fn));
+      }
+    });
+    const DumpContents c = read_back(b);
+    REQUIRE(c.records.size() == 1 + format::kAllocFnCount);
+    for (std::uint8_t fn = 0; fn < format::kAllocFnCount; ++fn) {
+      CHECK(at<AllocRecord>(c, 1 + fn).fn == static_cast<AllocFn>(fn));
+    }
+  }
+
+  TEST_CASE("starts every frame with a fresh delta state") {
+    DumpBuilder b;
+    for (int i = 0; i < 3; ++i) {
+      b.frame([](format::RecordEncoder& e) {
+        e.thread(9);
+        e.alloc(AllocFn::kMalloc, 1000, 0x5000, 16, 3);
+      });
+    }
+    const DumpContents c = read_back(b);
+    REQUIRE(c.frames.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+      const auto& a = at<AllocRecord>(c, 2 * i + 1);
+      CHECK(a.time_ns == 1000);
+      CHECK(a.addr == 0x5000);
+      CHECK(a.stack.value == 3);
+    }
+  }
+
+  TEST_CASE("writes a whole record or nothing when the buffer is full") {
+    std::array<std::byte, 12> buf{};
+    format::RecordEncoder e(buf);
+    REQUIRE(e.thread(1));
+    REQUIRE(e.alloc(AllocFn::kMalloc, 1, 1, 1, 1));
+    const std::size_t before = e.size();
+    CHECK_FALSE(e.alloc(AllocFn::kMalloc, kMax, kMax, kMax, UINT32_MAX));
+    CHECK(e.size() == before);
+    // The failed record did not advance the delta state: the next one still decodes.
+    REQUIRE(e.free(2, 1));
+    std::vector<std::byte> payload(e.written().begin(), e.written().end());
+    std::vector<Record> got;
+    struct Sink : RecordVisitor {
+      std::vector<Record>* out;
+      void on_free(const FreeRecord& r) override { out->emplace_back(r); }
+    } sink;
+    sink.out = &got;
+    REQUIRE(decode_records(payload, "buf", 0, sink).ok());
+    REQUIRE(got.size() == 1);
+    CHECK(std::get<FreeRecord>(got[0]).time_ns == 2);
+    CHECK(std::get<FreeRecord>(got[0]).addr == 1);
+  }
+}

@@ -1,0 +1,95 @@
+// Test-only dump writer: the encoder plus zstd, mirroring the preload's writer.
+#include "support/dump_builder.h"
+
+#include <unistd.h>
+#include <zstd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include <doctest/doctest.h>
+
+namespace memrec::testing {
+namespace {
+
+constexpr std::string_view kCmdline{"/usr/bin/demo\0--flag\0x y\0", 25};
+const format::OptionPair kOptions[] = {{"max_depth", "128"}, {"output", "/tmp/x.dat"}};
+
+}  // namespace
+
+format::FileHeaderFields sample_header() {
+  format::FileHeaderFields h;
+  h.pid = 4242;
+  h.ppid = 1;
+  h.start_wall_ns = 1'700'000'000'000'000'000ull;
+  h.start_mono_ns = 1'000'000;
+  h.page_size = 4096;
+  h.exe_path = "/usr/bin/demo";
+  h.cmdline = std::as_bytes(std::span(kCmdline.data(), kCmdline.size()));
+  h.options = kOptions;
+  return h;
+}
+
+std::vector<std::byte> encode_header(const format::FileHeaderFields& fields) {
+  std::vector<std::byte> buf(2u << 20);
+  format::ByteWriter w(buf);
+  REQUIRE(format::encode_file_header(w, fields));
+  buf.resize(w.size());
+  return buf;
+}
+
+std::vector<std::byte> encode_frame(std::span<const std::byte> payload) {
+  std::vector<std::byte> out(format::kFrameEnvelopeBytes + ZSTD_compressBound(payload.size()));
+  ZSTD_CCtx* cctx = ZSTD_createCCtx();
+  REQUIRE(cctx != nullptr);
+  REQUIRE(!ZSTD_isError(ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1)));
+  const std::size_t n = ZSTD_compress2(cctx, out.data() + format::kFrameEnvelopeBytes,
+                                       out.size() - format::kFrameEnvelopeBytes, payload.data(), payload.size());
+  ZSTD_freeCCtx(cctx);
+  REQUIRE(!ZSTD_isError(n));
+  format::encode_frame_envelope(std::span(out).first<format::kFrameEnvelopeBytes>(), static_cast<std::uint32_t>(n),
+                                static_cast<std::uint32_t>(payload.size()));
+  out.resize(format::kFrameEnvelopeBytes + n);
+  return out;
+}
+
+DumpBuilder::DumpBuilder(const format::FileHeaderFields& fields) : bytes_(encode_header(fields)) {
+  header_bytes_ = bytes_.size();
+}
+
+DumpBuilder& DumpBuilder::frame(const std::function<void(format::RecordEncoder&)>& fill) {
+  std::vector<std::byte> payload(1u << 20);
+  format::RecordEncoder enc(payload);
+  enc.begin_frame();
+  fill(enc);
+  const auto frame = encode_frame(enc.written());
+  frame_offsets_.push_back(bytes_.size());
+  bytes_.insert(bytes_.end(), frame.begin(), frame.end());
+  frame_ends_.push_back(bytes_.size());
+  return *this;
+}
+
+DumpBuilder& DumpBuilder::raw(std::span<const std::byte> bytes) {
+  bytes_.insert(bytes_.end(), bytes.begin(), bytes.end());
+  return *this;
+}
+
+std::string write_temp_file(std::span<const std::byte> bytes, const std::string& stem) {
+  static std::atomic<int> counter{0};
+  const auto dir = std::filesystem::temp_directory_path();
+  const auto path = dir / ("memrec-unit-" + std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-" + stem);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  REQUIRE(out.good());
+  return path.string();
+}
+
+std::vector<std::byte> to_bytes(std::string_view s) {
+  const auto b = std::as_bytes(std::span(s.data(), s.size()));
+  return {b.begin(), b.end()};
+}
+
+}  // namespace memrec::testing

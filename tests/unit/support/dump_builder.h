@@ -1,0 +1,54 @@
+// Builds .dat files in memory with the real encoder and zstd, the way the
+// preload writes them, so reader and analyzer tests start from true bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "memrec/format/file_header.h"
+#include "memrec/format/record_encoder.h"
+
+namespace memrec::testing {
+
+// The header most tests use: pid 4242, ppid 1, start_mono_ns 1'000'000.
+format::FileHeaderFields sample_header();
+
+// A whole file header, as encode_file_header writes it.
+std::vector<std::byte> encode_header(const format::FileHeaderFields& fields);
+
+// Compresses `payload` (zstd, with a content checksum) behind a frame envelope.
+std::vector<std::byte> encode_frame(std::span<const std::byte> payload);
+
+class DumpBuilder {
+ public:
+  explicit DumpBuilder(const format::FileHeaderFields& fields = sample_header());
+
+  // Encodes one frame: `fill` writes records with a fresh encoder (delta
+  // state reset); every write must fit in 1 MiB.
+  DumpBuilder& frame(const std::function<void(format::RecordEncoder&)>& fill);
+  // Appends raw bytes (a hand-made frame or garbage).
+  DumpBuilder& raw(std::span<const std::byte> bytes);
+
+  const std::vector<std::byte>& bytes() const { return bytes_; }
+  std::size_t header_bytes() const { return header_bytes_; }
+  // Where each frame starts and ends, in file order.
+  const std::vector<std::size_t>& frame_offsets() const { return frame_offsets_; }
+  const std::vector<std::size_t>& frame_ends() const { return frame_ends_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+  std::size_t header_bytes_ = 0;
+  std::vector<std::size_t> frame_offsets_;
+  std::vector<std::size_t> frame_ends_;
+};
+
+// Writes `bytes` to a fresh file under the build's temp dir; returns its path.
+std::string write_temp_file(std::span<const std::byte> bytes, const std::string& stem);
+
+std::vector<std::byte> to_bytes(std::string_view s);
+
+}  // namespace memrec::testing
