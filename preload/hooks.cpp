@@ -6,11 +6,11 @@
 // We define both mmap and mmap64; meson's -D_FILE_OFFSET_BITS=64 would rename
 // the declaration of mmap to mmap64 (off_t is 64 bits on LP64 either way).
 #undef _FILE_OFFSET_BITS
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstdarg>
 #include <cstring>
-#include <sys/syscall.h>
-#include <unistd.h>
 
 #include "clock.h"
 #include "lifecycle.h"
@@ -124,8 +124,10 @@ MEMREC_EXPORT void* calloc(size_t n, size_t size) {
 // thread may get `ptr` back from malloc, and that allocation must sort after us.
 MEMREC_EXPORT void free(void* ptr) {
   if (ptr == nullptr) return;
-  if (is_bootstrap(ptr)) [[unlikely]] return;
-  if (!ready()) [[unlikely]] early_init();
+  if (is_bootstrap(ptr)) [[unlikely]]
+    return;
+  if (!ready()) [[unlikely]]
+    early_init();
   on_free(ptr);
   g_real.free(ptr);
 }
@@ -137,7 +139,8 @@ MEMREC_EXPORT void* realloc(void* old_p, size_t size) {
       return p;
     }
   }
-  if (is_bootstrap(old_p)) [[unlikely]] return realloc_bootstrap(old_p, size);
+  if (is_bootstrap(old_p)) [[unlikely]]
+    return realloc_bootstrap(old_p, size);
   if (old_p == nullptr) {
     void* p = g_real.realloc(nullptr, size);
     on_alloc(AllocFn::kRealloc, p, size);
@@ -155,7 +158,8 @@ MEMREC_EXPORT void* reallocarray(void* old_p, size_t n, size_t size) {
     errno = ENOMEM;
     return nullptr;
   }
-  if (!ready() || is_bootstrap(old_p)) [[unlikely]] return realloc(old_p, total);
+  if (!ready() || is_bootstrap(old_p)) [[unlikely]]
+    return realloc(old_p, total);
   if (old_p == nullptr) {
     void* p;
     {
@@ -269,7 +273,8 @@ MEMREC_EXPORT void* mmap64(void* addr, size_t len, int prot, int flags, int fd, 
 }
 
 MEMREC_EXPORT int munmap(void* addr, size_t len) {
-  if (g_real.munmap == nullptr) [[unlikely]] return static_cast<int>(syscall(SYS_munmap, addr, len));
+  if (g_real.munmap == nullptr) [[unlikely]]
+    return static_cast<int>(syscall(SYS_munmap, addr, len));
   if (recording_frees() && !HookScope::active()) {
     HookScope scope;
     record_munmap(addr, len);

@@ -5,16 +5,17 @@
 // need; the toggle signal pauses and resumes.
 #include "lifecycle.h"
 
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <dlfcn.h>
-#include <pthread.h>
-#include <unistd.h>
 
 #include "clock.h"
+#include "fd_guard.h"
 #include "log.h"
 #include "module_registry.h"
 #include "options.h"
@@ -115,6 +116,7 @@ void after_fork_child() {
   modules_unlock();
   if (g_state.load(std::memory_order_relaxed) != RecorderState::kRecording) return;
   HookScope scope(HookDepth::kInternal);
+  close_guarded_after_fork();
   // Only this thread survives fork: its parent's undrained events and every
   // stack id belong to the parent's file. The child starts its own.
   for (auto& c : g_counters) c.store(0, std::memory_order_relaxed);

@@ -1,10 +1,10 @@
 // Allocation-free logging for the preload (see log.h).
 #include "log.h"
 
+#include <unistd.h>
 #include <atomic>
 #include <cstring>
 #include <initializer_list>
-#include <unistd.h>
 
 namespace memrec::preload {
 namespace {

@@ -1,12 +1,12 @@
 // The module registry (see module_registry.h), filled from dl_iterate_phdr.
 #include "module_registry.h"
 
-#include <climits>
-#include <cstring>
 #include <elf.h>
 #include <link.h>
 #include <sched.h>
 #include <unistd.h>
+#include <climits>
+#include <cstring>
 
 #include "os.h"
 

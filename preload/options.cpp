@@ -50,7 +50,7 @@ int parse_signal(const char* s) {
     std::string_view name;
     int number;
   };
-  constexpr Named kSignals[] = {{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"URG", SIGURG},
+  constexpr Named kSignals[] = {{"USR1", SIGUSR1},   {"USR2", SIGUSR2}, {"HUP", SIGHUP},      {"URG", SIGURG},
                                 {"WINCH", SIGWINCH}, {"PROF", SIGPROF}, {"VTALRM", SIGVTALRM}};
   for (const Named& n : kSignals) {
     if (n.name == v) return n.number;

@@ -17,14 +17,14 @@ inline constexpr int kMaxDepthLimit = 256;
 
 struct Options {
   char output[1024] = "memrec.%e.%p.dat";  // MEMREC_OUTPUT
-  bool start_disabled = false;              // MEMREC_START_DISABLED
-  int toggle_signal = 10;                   // MEMREC_SIGNAL: SIGUSR1; 0 = none
-  int max_depth = kDefaultMaxDepth;         // MEMREC_MAX_DEPTH
-  bool follow_exec = true;                  // MEMREC_FOLLOW_EXEC
-  std::uint32_t rss_interval_ms = 100;      // MEMREC_RSS_INTERVAL_MS; 0 = off
-  std::uint32_t flush_interval_ms = 1000;   // MEMREC_FLUSH_INTERVAL_MS, at most 1000
-  bool lossy = false;                       // MEMREC_LOSSY
-  int zstd_level = 3;                       // MEMREC_ZSTD_LEVEL
+  bool start_disabled = false;             // MEMREC_START_DISABLED
+  int toggle_signal = 10;                  // MEMREC_SIGNAL: SIGUSR1; 0 = none
+  int max_depth = kDefaultMaxDepth;        // MEMREC_MAX_DEPTH
+  bool follow_exec = true;                 // MEMREC_FOLLOW_EXEC
+  std::uint32_t rss_interval_ms = 100;     // MEMREC_RSS_INTERVAL_MS; 0 = off
+  std::uint32_t flush_interval_ms = 1000;  // MEMREC_FLUSH_INTERVAL_MS, at most 1000
+  bool lossy = false;                      // MEMREC_LOSSY
+  int zstd_level = 3;                      // MEMREC_ZSTD_LEVEL
 };
 
 extern Options g_options;

@@ -1,12 +1,12 @@
 // Raw-syscall helpers for the preload's own memory and waits (see os.h).
 #include "os.h"
 
-#include <climits>
-#include <ctime>
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <climits>
+#include <ctime>
 
 namespace memrec::preload::os {
 

@@ -1,11 +1,13 @@
 // MEMREC_OUTPUT template expansion and exclusive creation (see output_file.h).
 #include "output_file.h"
 
+#include "fd_guard.h"
+
+#include <fcntl.h>
+#include <unistd.h>
 #include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <string_view>
-#include <unistd.h>
 
 namespace memrec::preload {
 namespace {
@@ -58,12 +60,24 @@ bool expand(const char* tmpl, std::uint64_t pid, std::uint64_t start_s, std::str
       continue;
     }
     switch (*++p) {
-      case 'p': out.number(pid); break;
-      case 'e': out.text(exe); break;
-      case 't': out.number(start_s); break;
-      case 'n': out.number(counter); break;
-      case '%': out.text("%"); break;
-      default: out.text(std::string_view(p - 1, 2)); break;
+      case 'p':
+        out.number(pid);
+        break;
+      case 'e':
+        out.text(exe);
+        break;
+      case 't':
+        out.number(start_s);
+        break;
+      case 'n':
+        out.number(counter);
+        break;
+      case '%':
+        out.text("%");
+        break;
+      default:
+        out.text(std::string_view(p - 1, 2));
+        break;
     }
   }
   if (suffix != 0) {
@@ -101,7 +115,7 @@ int create_output(const char* tmpl, std::uint64_t pid, std::uint64_t start_s, ch
       errno = ENAMETOOLONG;
       return -1;
     }
-    const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    const int fd = guarded_open(path, O_WRONLY | O_CREAT | O_EXCL, 0600, /*high=*/true);
     if (fd >= 0 || errno != EEXIST) return fd;
   }
   errno = EEXIST;

@@ -2,9 +2,9 @@
 // serves dlsym's own allocations while we resolve it.
 #include "real_allocator.h"
 
+#include <dlfcn.h>
 #include <atomic>
 #include <cstring>
-#include <dlfcn.h>
 
 #include "log.h"
 #include "thread_state.h"
@@ -87,6 +87,7 @@ void resolve_real_allocator() {
   resolve(r.execv, "execv");
   resolve(r.execvp, "execvp");
   resolve(r.execvpe, "execvpe");
+  resolve(r.close, "close");
   resolve(r.free, "free");
   if (r.malloc == nullptr || r.free == nullptr || r.calloc == nullptr || r.realloc == nullptr) {
     // Without a next allocator there is nothing to forward to; this cannot

@@ -4,12 +4,12 @@
 // served from a static bootstrap arena and never freed.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
 #include <malloc.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
+#include <cstddef>
+#include <cstdint>
 
 namespace memrec::preload {
 
@@ -34,6 +34,7 @@ struct RealAllocator {
   decltype(&::execv) execv;
   decltype(&::execvp) execvp;
   decltype(&::execvpe) execvpe;
+  decltype(&::close) close;
 };
 
 extern RealAllocator g_real;

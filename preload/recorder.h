@@ -13,8 +13,7 @@ namespace memrec::preload {
 // Stamps are taken inside: after the real allocation returned.
 void record_alloc(format::AllocFn fn, const void* p, std::size_t size);
 // `free_ns` was stamped before the real realloc; the allocation stamp is now.
-void record_realloc(format::AllocFn fn, std::uint64_t free_ns, const void* old_p, const void* new_p,
-                    std::size_t size);
+void record_realloc(format::AllocFn fn, std::uint64_t free_ns, const void* old_p, const void* new_p, std::size_t size);
 // Stamps inside: call before the real free.
 void record_free(const void* p);
 // A free whose stamp was taken earlier (a realloc that freed, or was paused).

@@ -5,8 +5,8 @@
 // table is added may give it two ids (FORMAT.md allows it).
 #include "stack_table.h"
 
-#include <cstring>
 #include <sched.h>
+#include <cstring>
 
 #include "module_registry.h"
 #include "os.h"
@@ -211,8 +211,7 @@ StackView stack_view(std::uint32_t id) {
   std::uint32_t ready;
   while ((ready = e.ready.load(std::memory_order_acquire)) == 0) sched_yield();
   if (ready != 1) return StackView{{}, 0, false, false};
-  return StackView{std::span<const std::uint64_t>(g_frames + e.offset, e.depth), e.module_gen, e.truncated != 0,
-                   true};
+  return StackView{std::span<const std::uint64_t>(g_frames + e.offset, e.depth), e.module_gen, e.truncated != 0, true};
 }
 
 }  // namespace memrec::preload

@@ -2,14 +2,14 @@
 // event, waiting for the writer when the ring is full, and thread exit.
 #include "thread_buffer.h"
 
-#include <cerrno>
-#include <csignal>
-#include <ctime>
 #include <pthread.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <cerrno>
+#include <csignal>
+#include <ctime>
 
 #include "clock.h"
 #include "lifecycle.h"
@@ -78,9 +78,8 @@ RawEvent* wait_for_space(ThreadBuffer& buf) {
   for (int spins = 0;; ++spins) {
     if (g_state.load(std::memory_order_relaxed) != RecorderState::kRecording) {
       // Nobody drains an early or stopped recorder: the event is lost, counted.
-      count(g_state.load(std::memory_order_relaxed) == RecorderState::kStopped
-                ? format::Counter::kMissedStopped
-                : format::Counter::kDroppedLossy);
+      count(g_state.load(std::memory_order_relaxed) == RecorderState::kStopped ? format::Counter::kMissedStopped
+                                                                               : format::Counter::kDroppedLossy);
       count(format::Counter::kBackpressureWaitNs, now_ns() - start);
       return nullptr;
     }

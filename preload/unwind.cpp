@@ -3,8 +3,8 @@
 // frames take its slow DWARF path, which may lock, once per return address.
 #include "unwind.h"
 
-#include <cstring>
 #include <link.h>
+#include <cstring>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
@@ -49,6 +49,8 @@ void locate(const void* addr, Range& out) {
 }
 
 }  // namespace
+
+bool in_unwinder(std::uintptr_t pc) { return g_unwinder.contains(pc); }
 
 void unwind_init() {
   locate(reinterpret_cast<const void*>(&capture_backtrace), g_self);

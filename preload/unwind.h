@@ -16,6 +16,9 @@ struct Backtrace {
 // Finds our own and libunwind's code ranges and sets libunwind's caching.
 void unwind_init();
 
+// Whether `pc` is in libunwind's code (its calls to pipe2 and close).
+bool in_unwinder(std::uintptr_t pc);
+
 // Room for libunwind's and our own frames, which are cut from the front.
 inline constexpr std::size_t kUnwindOwnFrames = 8;
 

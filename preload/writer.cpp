@@ -4,20 +4,21 @@
 // before that event (FORMAT.md, "Stack").
 #include "writer.h"
 
-#include <atomic>
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <atomic>
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: compress without malloc
 #include <zstd.h>
 
 #include "clock.h"
+#include "fd_guard.h"
 #include "log.h"
 #include "memrec/format/file_header.h"
 #include "memrec/format/record_encoder.h"
@@ -60,7 +61,9 @@ std::atomic<std::uint32_t> g_sync_done{0};
 
 // Everything the writer thread owns. Reset wholesale in a fork child.
 struct Writer {
+  // Guarded descriptors (fd_guard.h): the program cannot close them.
   int fd = -1;
+  int statm_fd = -1;
   bool opened = false;
   bool failed = false;
   char path[4096] = {};
@@ -86,7 +89,6 @@ struct Writer {
   std::uint64_t last_flush_ns = 0;
   std::uint64_t last_rss_ns = 0;
   std::uint64_t last_names_ns = 0;
-  int statm_fd = -1;
   bool busy = false;     // the last cycle drained a lot: do not sleep
   bool drained = false;  // the last cycle drained anything: sleep briefly
 };
@@ -101,9 +103,9 @@ void fail(std::string_view what, int err) {
   log_line({what, g_w.path, ": ", errno_text(err), "; recording stopped, the program goes on"});
 }
 
-bool write_all(const std::byte* data, std::size_t size) {
+bool write_all(int fd, const std::byte* data, std::size_t size) {
   while (size > 0) {
-    const ssize_t n = ::write(g_w.fd, data, size);
+    const ssize_t n = ::write(fd, data, size);
     if (n < 0) {
       if (errno == EINTR) continue;
       fail("cannot write ", errno);
@@ -116,7 +118,7 @@ bool write_all(const std::byte* data, std::size_t size) {
 }
 
 std::size_t read_cmdline() {
-  const int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  const int fd = guarded_open("/proc/self/cmdline", O_RDONLY, 0, /*high=*/false);
   if (fd < 0) return 0;
   std::size_t total = 0;
   for (;;) {
@@ -125,21 +127,35 @@ std::size_t read_cmdline() {
     total += static_cast<std::size_t>(n);
     if (total == kCmdlineBytes) break;
   }
-  close(fd);
+  guarded_close(fd);
   // /proc ends each argument with a NUL; keep separators only between them.
   if (total > 0 && g_w.cmdline[total - 1] == std::byte{0}) --total;
   return total;
 }
 
+// Makes `g_w.path` absolute, so a chdir() of the program does not lose it.
+bool make_path_absolute() {
+  if (g_w.path[0] == '/') return true;
+  char cwd[sizeof(g_w.path)];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return false;
+  const std::size_t cwd_len = std::strlen(cwd);
+  const std::size_t path_len = std::strlen(g_w.path);
+  if (cwd_len + 1 + path_len + 1 > sizeof(g_w.path)) return false;
+  std::memmove(g_w.path + cwd_len + 1, g_w.path, path_len + 1);
+  std::memcpy(g_w.path, cwd, cwd_len);
+  g_w.path[cwd_len] = '/';
+  return true;
+}
+
 bool open_file() {
   if (g_w.opened) return !g_w.failed;
   g_w.opened = true;
-  const int fd = create_output(g_options.output, g_w.pid, g_w.start_wall_ns / 1000000000u, g_w.path,
-                               sizeof(g_w.path));
+  const int fd = create_output(g_options.output, g_w.pid, g_w.start_wall_ns / 1000000000u, g_w.path, sizeof(g_w.path));
   if (fd < 0) {
     fail("cannot create ", errno);
     return false;
   }
+  make_path_absolute();  // only for messages: a failure leaves the name as it was
   g_w.fd = fd;
   char exe[4096];
   const ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe));
@@ -161,7 +177,18 @@ bool open_file() {
     fail("cannot encode the header of ", EOVERFLOW);
     return false;
   }
-  return write_all(w.written().data(), w.size());
+  return write_all(fd, w.written().data(), w.size());
+}
+
+// Appends one frame. A dump deleted while we write would lose everything
+// silently: say so and stop instead.
+bool append_to_file(const std::byte* data, std::size_t size) {
+  struct stat st {};
+  if (fstat(g_w.fd, &st) == 0 && st.st_nlink == 0) {
+    fail("the dump was deleted: ", ENOENT);
+    return false;
+  }
+  return write_all(g_w.fd, data, size);
 }
 
 // ---- frames -------------------------------------------------------------
@@ -195,6 +222,8 @@ void flush_frame(bool final_frame) {
     g_w.last_flush_ns = now;
     return;
   }
+  // Before compressing: a lazily opened file writes its header through zbuf.
+  if (!open_file()) return;
   put_counters();
   if (final_frame) g_w.enc->end(now);
   g_w.last_flush_ns = now;
@@ -210,8 +239,7 @@ void flush_frame(bool final_frame) {
   }
   format::encode_frame_envelope(std::span<std::byte, format::kFrameEnvelopeBytes>(g_w.zbuf, 12),
                                 static_cast<std::uint32_t>(csize), static_cast<std::uint32_t>(raw.size()));
-  if (!open_file()) return;
-  if (!write_all(g_w.zbuf, csize + format::kFrameEnvelopeBytes)) return;
+  if (!append_to_file(g_w.zbuf, csize + format::kFrameEnvelopeBytes)) return;
   g_w.frames += 1;
   g_w.bytes_written += csize + format::kFrameEnvelopeBytes;
 }
@@ -228,27 +256,32 @@ void put(Fn&& encode) {
 
 void put_event(std::uint64_t tid, const RawEvent& e) {
   using format::AllocFn;
-  if (g_w.current_tid != tid) {
-    put([&](format::RecordEncoder& enc) { return enc.thread(tid); });
-    g_w.current_tid = tid;
-  }
+  // The Thread record and the event go into the same frame: if either does
+  // not fit, the frame is flushed (forgetting the thread) and both are
+  // written again into the next one.
   put([&](format::RecordEncoder& enc) {
+    if (g_w.current_tid != tid) {
+      if (!enc.thread(tid)) return false;
+      g_w.current_tid = tid;
+    }
     switch (e.kind) {
-      case EventKind::kAlloc: return enc.alloc(static_cast<AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
-      case EventKind::kFree: return enc.free(e.time_ns, e.addr);
+      case EventKind::kAlloc:
+        return enc.alloc(static_cast<AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+      case EventKind::kFree:
+        return enc.free(e.time_ns, e.addr);
       case EventKind::kRealloc:
         return enc.realloc(static_cast<AllocFn>(e.fn), e.time_ns, e.old_addr, e.alloc_ns, e.addr, e.size, e.stack);
       case EventKind::kMmap:
         return enc.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(e.old_size >> 32),
                         static_cast<std::uint32_t>(e.old_size), e.stack);
-      case EventKind::kMunmap: return enc.munmap(e.time_ns, e.addr, e.size);
+      case EventKind::kMunmap:
+        return enc.munmap(e.time_ns, e.addr, e.size);
       case EventKind::kMremap:
         return enc.mremap(e.time_ns, e.old_addr, e.old_size, e.alloc_ns, e.addr, e.size, e.stack);
-      default: return true;
+      default:
+        return true;
     }
   });
-  // A flush inside put() forgets the current thread; the next event says it again.
-  if (g_w.enc->size() == 0) g_w.current_tid = 0;
   g_w.events += 1;
 }
 
@@ -339,7 +372,7 @@ void drain(ThreadBuffer& b, std::uint64_t end) {
 void sample_rss(std::uint64_t now) {
   if (g_options.rss_interval_ms == 0 || now - g_w.last_rss_ns < g_options.rss_interval_ms * 1000000ull) return;
   g_w.last_rss_ns = now;
-  if (g_w.statm_fd < 0) g_w.statm_fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+  if (g_w.statm_fd < 0) g_w.statm_fd = guarded_open("/proc/self/statm", O_RDONLY, 0, /*high=*/true);
   char buf[128];
   const ssize_t n = g_w.statm_fd >= 0 ? pread(g_w.statm_fd, buf, sizeof(buf) - 1, 0) : -1;
   if (n <= 0) return;
@@ -363,11 +396,11 @@ void poll_names(ThreadBuffer& b) {
   std::size_t pos = std::strlen(path);
   while (n > 0) path[pos++] = digits[--n];
   std::memcpy(path + pos, "/comm", 6);
-  const int fd = open(path, O_RDONLY | O_CLOEXEC);
+  const int fd = guarded_open(path, O_RDONLY, 0, /*high=*/false);
   if (fd < 0) return;
   char name[17] = {};
   const ssize_t got = read(fd, name, 16);
-  close(fd);
+  guarded_close(fd);
   if (got <= 0) return;
   std::size_t len = static_cast<std::size_t>(got);
   if (name[len - 1] == '\n') --len;
@@ -442,8 +475,9 @@ void finish() {
   g_state.store(RecorderState::kFinished, std::memory_order_relaxed);
   cycle();
   flush_frame(true);
-  if (g_w.fd >= 0) close(g_w.fd);
-  g_w.fd = -1;
+  guarded_close(g_w.fd);
+  guarded_close(g_w.statm_fd);
+  g_w.fd = g_w.statm_fd = -1;
 }
 
 std::uint64_t sleep_ns(std::uint64_t now) {
@@ -468,7 +502,7 @@ void* writer_main(void*) {
     cycle();
     if (g_w.failed) {
       g_state.store(RecorderState::kStopped, std::memory_order_relaxed);
-      if (g_w.fd >= 0) close(g_w.fd);
+      guarded_close(g_w.fd);
       g_w.fd = -1;
     }
     if (const std::uint32_t sync = g_sync_requested.load(std::memory_order_acquire); sync != g_sync_done.load()) {
@@ -584,8 +618,6 @@ std::uint64_t recorded_pid() { return g_w.pid; }
 void writer_restart_in_child() {
   // The parent's file and thread are not ours; its buffers and compression
   // context are ours to reuse (copies of the parent's pages).
-  if (g_w.fd >= 0) close(g_w.fd);
-  if (g_w.statm_fd >= 0) close(g_w.statm_fd);
   const Writer parent = g_w;
   g_w = Writer{};
   g_w.raw = parent.raw;

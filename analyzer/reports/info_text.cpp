@@ -2,6 +2,7 @@
 // --json; here sizes and times are rounded to be read at a glance.
 #include <ctime>
 #include <iterator>
+#include <string_view>
 
 #include <fmt/format.h>
 
@@ -9,6 +10,11 @@
 
 namespace memrec::analyzer {
 namespace {
+
+// "1 frame", "2 frames".
+std::string count_of(std::uint64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
 
 std::string human_bytes(std::uint64_t bytes) {
   static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -46,8 +52,8 @@ std::string wall_time(std::uint64_t ns) {
 void write_header(std::string& out, const InfoReport& r) {
   const LoadedDump& d = r.dump;
   const reader::FileHeader& h = d.header;
-  fmt::format_to(std::back_inserter(out), "{}: memrec dump v{}, {}, {} frames\n", d.path, h.version,
-                 human_bytes(d.facts.file_bytes), d.facts.frames);
+  fmt::format_to(std::back_inserter(out), "{}: memrec dump v{}, {}, {}\n", d.path, h.version,
+                 human_bytes(d.facts.file_bytes), count_of(d.facts.frames, "frame"));
   std::string cmdline;
   for (const std::string& arg : h.cmdline) cmdline += (cmdline.empty() ? "" : " ") + arg;
   fmt::format_to(std::back_inserter(out), "  process   pid {} (parent {}): {}\n", h.pid, h.ppid,
@@ -81,16 +87,16 @@ void write_counts(std::string& out, const InfoReport& r) {
   }
   if (!by_fn.empty()) fmt::format_to(std::back_inserter(out), "  by call   {}\n", by_fn);
   const HeapReplay& h = r.heap;
-  fmt::format_to(std::back_inserter(out), "  heap      {} live in {} blocks at the end; peak {} at {}",
-                 human_bytes(h.live_bytes), h.live.size(), human_bytes(h.peak_bytes),
+  fmt::format_to(std::back_inserter(out), "  heap      {} live in {} at the end; peak {} at {}",
+                 human_bytes(h.live_bytes), count_of(h.live.size(), "block"), human_bytes(h.peak_bytes),
                  since_start(r.dump, h.peak_time_ns));
   if (h.unmatched_frees > 0) fmt::format_to(std::back_inserter(out), "; {} frees of unknown blocks", h.unmatched_frees);
   out += "\n";
-  fmt::format_to(std::back_inserter(out), "  mmap      {} live in {} anonymous mappings at the end\n",
-                 human_bytes(h.mmap.live_bytes()), h.mmap.live_count());
+  fmt::format_to(std::back_inserter(out), "  mmap      {} live in {} at the end\n", human_bytes(h.mmap.live_bytes()),
+                 count_of(h.mmap.live_count(), "anonymous mapping"));
   if (c.rss_samples > 0) {
-    fmt::format_to(std::back_inserter(out), "  rss       max {} over {} samples\n", human_bytes(r.dump.rss_max_bytes),
-                   c.rss_samples);
+    fmt::format_to(std::back_inserter(out), "  rss       max {} over {}\n", human_bytes(r.dump.rss_max_bytes),
+                   count_of(c.rss_samples, "sample"));
   }
   fmt::format_to(std::back_inserter(out), "  stacks    {} distinct\n", c.stacks);
   for (const reader::RecordingRecord& t : r.dump.recording) {
@@ -128,13 +134,13 @@ void write_leaks(std::string& out, const InfoReport& r, std::size_t top) {
     out += "  leaks     none: every recorded heap block was freed\n";
     return;
   }
-  fmt::format_to(std::back_inserter(out), "  leaks     {} in {} blocks from {} stacks{}\n",
-                 human_bytes(r.heap.live_bytes), r.heap.live.size(), r.leaks.size(),
+  fmt::format_to(std::back_inserter(out), "  leaks     {} in {} from {}{}\n", human_bytes(r.heap.live_bytes),
+                 count_of(r.heap.live.size(), "block"), count_of(r.leaks.size(), "stack"),
                  r.leaks.size() > top ? fmt::format(", largest {}", top) : "");
   for (std::size_t i = 0; i < r.leaks.size() && i < top; ++i) {
     const LeakGroup& g = r.leaks[i];
-    fmt::format_to(std::back_inserter(out), "    #{} {} in {} blocks, stack {}{}\n", i + 1, human_bytes(g.bytes),
-                   g.count, g.stack.value, g.truncated ? " (cut at max depth)" : "");
+    fmt::format_to(std::back_inserter(out), "    #{} {} in {}, stack {}{}\n", i + 1, human_bytes(g.bytes),
+                   count_of(g.count, "block"), g.stack.value, g.truncated ? " (cut at max depth)" : "");
     for (const LeakFrame& f : g.frames) {
       if (f.module) {
         const ModuleInfo& m = r.dump.modules[*f.module];

@@ -182,15 +182,30 @@ def info(build: Build, *dats: Path) -> dict | list[dict]:
         pytest.fail(f"memrec info printed invalid JSON ({error}):\n{run.stdout[:2000]}")
 
 
+def short_name(demangled: str) -> str:
+    """`(anonymous namespace)::leak_widgets()` -> `leak_widgets`: tests name
+    functions as written in the source, without parameters or the anonymous
+    namespace (`operator new(unsigned long)` -> `operator new`)."""
+    name = demangled.replace("(anonymous namespace)::", "")
+    if name.endswith(")"):
+        depth = 0
+        for i in range(len(name) - 1, -1, -1):
+            depth += {")": 1, "(": -1}.get(name[i], 0)
+            if depth == 0:
+                name = name[:i]
+                break
+    return name.strip()
+
+
 @functools.lru_cache(maxsize=None)
 def function_at(module: str, offset: int) -> str | None:
     """The function containing the return address `offset` of `module`: the
     symbolizer's job, done here with binutils' addr2line on offset - 1 (the call
-    instruction). None if addr2line does not know."""
+    instruction), shortened by short_name(). None if addr2line does not know."""
     out = subprocess.run(["addr2line", "-f", "-C", "-e", module, hex(offset - 1)],
                          capture_output=True, text=True, timeout=TIMEOUT_S, check=False).stdout
     name = out.splitlines()[0].strip() if out else ""
-    return None if name in ("", "??") else name
+    return None if name in ("", "??") else short_name(name)
 
 
 def function_of(frame: Mapping) -> str | None:

@@ -114,3 +114,19 @@ def test_cpp_new_in_every_form_and_exceptions_leak_only_the_known_objects(build,
     for leak in widget_leaks:
         assert "libstdc++" in os.path.basename(leak["frames"][0]["module"] or "")
     assert dump["counts"]["alloc"] >= 2000  # two blocks per thrown exception at least
+
+
+def test_allocations_before_the_recorders_constructor_are_recorded(build, record, run_plain, only_dump,
+                                                                   leaks_by_function):
+    # given early_alloc, linked with a library whose constructor leaks 1357
+    # bytes before the loader runs libmemrec.so's constructor, and which leaks
+    # 2468 from late_leak in main
+    # when it runs under the preload
+    run = record("early_alloc")
+    plain = run_plain("early_alloc")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (
+        0, "early_alloc: constructor block allocated\n")
+    dump = only_dump(run)
+    assert_clean_dump(run, dump, build.program("early_alloc"))
+    # then both leaks are there, the early one named in its library
+    assert_leaks(leaks_by_function(dump), {"early_ctor_leak": (1, 1357), "late_leak": (1, 2468)})

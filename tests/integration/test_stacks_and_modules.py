@@ -57,7 +57,12 @@ def test_leaks_from_a_dlclosed_library_are_named_in_that_library(build, record, 
     assert run.returncode == 0, run.describe()
     dump = only_dump(run)
     # then both leaks of each load are named, although the library is gone
-    assert_leaks(leaks_by_function(dump), {"lib_leak": (2, 6666), "lib_ctor_leak": (2, 8888)})
+    # (glibc 2.36's dlopen keeps a block of ld.so's per call after dlclose,
+    # malloc()ed in dl_open_worker_begin: it counts for load_call_close)
+    leaks = leaks_by_function(dump)
+    assert_leaks(leaks, {"lib_leak": (2, 6666), "lib_ctor_leak": (2, 8888)}, ignore=("load_call_close",))
+    for leak in leaks_from(build, dump, "load_call_close"):
+        assert "ld-linux" in os.path.basename(leak["frames"][0]["module"] or ""), leak
     library = os.path.realpath(build.programs_dir / "libtest_alloc.so")
     for leak in leaks_from(build, dump, "lib_leak") + leaks_from(build, dump, "lib_ctor_leak"):
         in_library = [f for f in leak["frames"] if f["module"] and os.path.realpath(f["module"]) == library]
@@ -67,4 +72,4 @@ def test_leaks_from_a_dlclosed_library_are_named_in_that_library(build, record, 
     assert 1 <= len(loads) <= 2, dump["modules"]
     for module in loads:
         assert module["unload_gen"] is not None and module["unload_gen"] > module["load_gen"], module
-    assert "after_dlclose" not in leaks_by_function(dump)
+    assert "after_dlclose" not in leaks

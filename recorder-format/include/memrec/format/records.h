@@ -24,13 +24,13 @@ inline constexpr std::uint32_t kMaxStringBytes = 64u << 10;
 
 // First byte of every record inside a frame's payload.
 enum class Tag : std::uint8_t {
-  kThread = 0x01,        // varint tid: the thread of the events that follow
-  kFree = 0x03,          // zz dt, zz daddr
-  kRealloc = 0x04,       // u8 fn, zz dt, zz daddr_old, varint dt_alloc, zz daddr_new, varint size, zz dstack
-  kMmap = 0x05,          // zz dt, zz daddr, varint size, varint prot, varint flags, zz dstack
-  kMunmap = 0x06,        // zz dt, zz daddr, varint size
-  kMremap = 0x07,        // zz dt, zz daddr_old, varint old_size, varint dt_alloc, zz daddr_new, varint new_size, zz dstack
-  kStack = 0x08,         // varint id, varint module_gen, u8 flags, varint depth, depth x zz dip
+  kThread = 0x01,   // varint tid: the thread of the events that follow
+  kFree = 0x03,     // zz dt, zz daddr
+  kRealloc = 0x04,  // u8 fn, zz dt, zz daddr_old, varint dt_alloc, zz daddr_new, varint size, zz dstack
+  kMmap = 0x05,     // zz dt, zz daddr, varint size, varint prot, varint flags, zz dstack
+  kMunmap = 0x06,   // zz dt, zz daddr, varint size
+  kMremap = 0x07,   // zz dt, zz daddr_old, varint old_size, varint dt_alloc, zz daddr_new, varint new_size, zz dstack
+  kStack = 0x08,    // varint id, varint module_gen, u8 flags, varint depth, depth x zz dip
   kModuleLoad = 0x09,    // varint id, varint gen, string path, varint bias, bytes build_id, varint n, n x segment
   kModuleUnload = 0x0a,  // varint id, varint gen
   kThreadStart = 0x0b,   // varint tid, zz dt, string name
@@ -59,9 +59,9 @@ enum class AllocFn : std::uint8_t {
 inline constexpr std::uint8_t kAllocFnCount = 9;
 
 constexpr std::string_view alloc_fn_name(AllocFn fn) {
-  constexpr std::array<std::string_view, kAllocFnCount> names = {
-      "malloc", "calloc", "realloc", "reallocarray", "memalign", "aligned_alloc", "posix_memalign",
-      "valloc", "pvalloc"};
+  constexpr std::array<std::string_view, kAllocFnCount> names = {"malloc",         "calloc",   "realloc",
+                                                                 "reallocarray",   "memalign", "aligned_alloc",
+                                                                 "posix_memalign", "valloc",   "pvalloc"};
   const auto i = static_cast<std::uint8_t>(fn);
   return i < names.size() ? names[i] : std::string_view{"unknown"};
 }
