@@ -29,24 +29,12 @@
 
 namespace memrec::preload {
 
-std::atomic<RecorderState> g_state{RecorderState::kEarly};
-std::atomic<bool> g_enabled{true};
-std::atomic<std::uint64_t> g_counters[kCounterSlots];
-__thread ThreadState t_thread __attribute__((tls_model("initial-exec")));
-
 namespace {
 
 constexpr std::uint64_t kExitFlushTimeoutNs = 10'000'000'000;
 constexpr std::uint64_t kSignalFlushTimeoutNs = 5'000'000'000;
 
 std::atomic<int> g_early{0};  // 0 not started, 1 running, 2 done
-pthread_key_t g_exit_key;
-bool g_exit_key_ok = false;
-
-void on_thread_exit(void* buf) {
-  if (buf != nullptr) mark_thread_exit(*static_cast<ThreadBuffer*>(buf));
-}
-
 bool this_process_records() {
   return g_state.load(std::memory_order_relaxed) == RecorderState::kRecording &&
          static_cast<std::uint64_t>(getpid()) == recorded_pid();
@@ -128,10 +116,6 @@ void after_fork_child() {
 
 }  // namespace
 
-void count_miss() {
-  if (t_thread.depth == HookDepth::kHook) count(format::Counter::kMissedReentrant);
-}
-
 void early_init() {
   int expected = 0;
   if (!g_early.compare_exchange_strong(expected, 1)) return;
@@ -144,17 +128,11 @@ void early_init() {
     log_line({"cannot reserve memory for the stack and module tables; recording stopped"});
     g_state.store(RecorderState::kStopped);
   }
-  g_exit_key_ok = pthread_key_create(&g_exit_key, on_thread_exit) == 0;
+  thread_exit_init();
   g_early.store(2, std::memory_order_release);
 }
 
 bool early_init_done() { return g_early.load(std::memory_order_acquire) == 2; }
-
-void register_thread_exit(ThreadBuffer* buf) {
-  if (!g_exit_key_ok) return;
-  HookScope scope(HookDepth::kInternal);  // pthread_setspecific may calloc for high keys
-  pthread_setspecific(g_exit_key, buf);
-}
 
 void finish_before_exit() {
   if (this_process_records()) writer_finish(kExitFlushTimeoutNs);

@@ -4,15 +4,10 @@
 
 namespace memrec::preload {
 
-struct ThreadBuffer;
-
 // The first hook or the constructor, whichever comes first: finds the real
 // allocator and reads the options. Idempotent.
 [[gnu::cold, gnu::noinline]] void early_init();
 bool early_init_done();
-
-// Arranges for mark_thread_exit() when the calling thread ends.
-void register_thread_exit(ThreadBuffer* buf);
 
 // Flushes and closes the dump before the process image goes away (_exit),
 // unless this is a vfork child sharing our memory.

@@ -68,27 +68,9 @@ void resolve_real_allocator() {
   if (g_real.free != nullptr || g_resolving.exchange(true)) return;
   HookScope scope(HookDepth::kInternal);
   RealAllocator r{};
-  resolve(r.malloc, "malloc");
-  resolve(r.calloc, "calloc");
-  resolve(r.realloc, "realloc");
-  resolve(r.reallocarray, "reallocarray");
-  resolve(r.posix_memalign, "posix_memalign");
-  resolve(r.aligned_alloc, "aligned_alloc");
-  resolve(r.memalign, "memalign");
-  resolve(r.valloc, "valloc");
-  resolve(r.pvalloc, "pvalloc");
-  resolve(r.malloc_usable_size, "malloc_usable_size");
-  resolve(r.mmap, "mmap");
-  resolve(r.munmap, "munmap");
-  resolve(r.mremap, "mremap");
-  resolve(r.exit_now, "_exit");
-  resolve(r.exit_now_c99, "_Exit");
-  resolve(r.execve, "execve");
-  resolve(r.execv, "execv");
-  resolve(r.execvp, "execvp");
-  resolve(r.execvpe, "execvpe");
-  resolve(r.close, "close");
-  resolve(r.free, "free");
+#define MEMREC_RESOLVE(symbol, member) resolve(r.member, #symbol);
+  MEMREC_FORWARDED(MEMREC_RESOLVE)
+#undef MEMREC_RESOLVE
   if (r.malloc == nullptr || r.free == nullptr || r.calloc == nullptr || r.realloc == nullptr) {
     // Without a next allocator there is nothing to forward to; this cannot
     // happen with glibc, whose malloc is always later in the lookup order.

@@ -13,28 +13,35 @@
 
 namespace memrec::preload {
 
+// Every function we forward to, as (symbol, member). Each member is typed by
+// decltype of the libc declaration, so a wrong signature cannot compile.
+#define MEMREC_FORWARDED(X)                 \
+  X(malloc, malloc)                         \
+  X(calloc, calloc)                         \
+  X(realloc, realloc)                       \
+  X(reallocarray, reallocarray)             \
+  X(posix_memalign, posix_memalign)         \
+  X(aligned_alloc, aligned_alloc)           \
+  X(memalign, memalign)                     \
+  X(valloc, valloc)                         \
+  X(pvalloc, pvalloc)                       \
+  X(malloc_usable_size, malloc_usable_size) \
+  X(mmap, mmap)                             \
+  X(munmap, munmap)                         \
+  X(mremap, mremap)                         \
+  X(_exit, exit_now)                        \
+  X(_Exit, exit_now_c99)                    \
+  X(execve, execve)                         \
+  X(execv, execv)                           \
+  X(execvp, execvp)                         \
+  X(execvpe, execvpe)                       \
+  X(close, close)                           \
+  X(free, free) /* last: hooks test it to know the table is filled */
+
 struct RealAllocator {
-  decltype(&::malloc) malloc;
-  decltype(&::calloc) calloc;
-  decltype(&::realloc) realloc;
-  decltype(&::reallocarray) reallocarray;
-  decltype(&::free) free;
-  decltype(&::posix_memalign) posix_memalign;
-  decltype(&::aligned_alloc) aligned_alloc;
-  decltype(&::memalign) memalign;
-  decltype(&::valloc) valloc;
-  decltype(&::pvalloc) pvalloc;
-  decltype(&::malloc_usable_size) malloc_usable_size;
-  decltype(&::mmap) mmap;
-  decltype(&::munmap) munmap;
-  decltype(&::mremap) mremap;
-  decltype(&::_exit) exit_now;
-  decltype(&::_Exit) exit_now_c99;
-  decltype(&::execve) execve;
-  decltype(&::execv) execv;
-  decltype(&::execvp) execvp;
-  decltype(&::execvpe) execvpe;
-  decltype(&::close) close;
+#define MEMREC_MEMBER(symbol, member) decltype(&::symbol) member;
+  MEMREC_FORWARDED(MEMREC_MEMBER)
+#undef MEMREC_MEMBER
 };
 
 extern RealAllocator g_real;

@@ -12,7 +12,6 @@
 #include <ctime>
 
 #include "clock.h"
-#include "lifecycle.h"
 #include "options.h"
 #include "os.h"
 #include "recorder_state.h"
@@ -24,6 +23,20 @@ namespace memrec::preload {
 std::atomic<ThreadBuffer*> g_buffers{nullptr};
 
 namespace {
+
+pthread_key_t g_exit_key;
+bool g_exit_key_ok = false;
+
+void on_thread_exit(void* buf) {
+  if (buf != nullptr) mark_thread_exit(*static_cast<ThreadBuffer*>(buf));
+}
+
+// Arranges for mark_thread_exit() when the calling thread ends.
+void register_thread_exit(ThreadBuffer* buf) {
+  if (!g_exit_key_ok) return;
+  HookScope scope(HookDepth::kInternal);  // pthread_setspecific may calloc for high keys
+  pthread_setspecific(g_exit_key, buf);
+}
 
 void put_name(RawEvent& e) {
   char name[16] = {};
@@ -41,6 +54,8 @@ void push(ThreadBuffer* buf) {
 }
 
 }  // namespace
+
+void thread_exit_init() { g_exit_key_ok = pthread_key_create(&g_exit_key, on_thread_exit) == 0; }
 
 ThreadBuffer* attach_thread() {
   if (t_thread.attach_failed) return nullptr;

@@ -97,6 +97,8 @@ inline void commit(ThreadBuffer& buf) {
   buf.head.store(buf.head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
+// Creates the pthread key whose destructor calls mark_thread_exit().
+void thread_exit_init();
 // Called when the thread's TLS is torn down (pthread key destructor).
 void mark_thread_exit(ThreadBuffer& buf);
 

@@ -3,6 +3,7 @@ mode, never overwriting, an output that cannot be written, and programs that
 close descriptors or change directory under the recorder."""
 import os
 import stat
+import time
 
 import pytest
 
@@ -16,6 +17,26 @@ def test_output_template_expands_executable_name_and_pid(record):
     run = record("leak_three", output="%e.%p.dat")
     # then the dump is named after the executable and the pid
     assert [p.name for p in run.dats] == [f"leak_three.{run.pid}.dat"]
+
+
+def test_output_template_expands_counter_time_and_percent(build, record, tmp_path):
+    # given a template with %n (the first free number), %t (start time in
+    # seconds since the epoch) and %% (a percent sign), shared by two runs
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    template = str(shared / "run.%n.%t.100%%.dat")
+    # when leak_three runs twice with it
+    before_s = int(time.time())
+    runs = [record("leak_three", output=template) for _ in range(2)]
+    after_s = int(time.time())
+    # then the runs got counters 0 and 1, and their start times
+    names = sorted(p.name for p in shared.iterdir())
+    assert len(names) == 2, names
+    for counter, name in enumerate(names):
+        prefix, start_s, suffix = name.split(".", 1)[0], name.split(".")[2], ".".join(name.split(".")[3:])
+        assert (prefix, name.split(".")[1], suffix) == ("run", str(counter), "100%.dat"), name
+        assert before_s <= int(start_s) <= after_s, name
+    assert all(r.returncode == 0 for r in runs)
 
 
 def test_default_output_is_memrec_exe_pid_dat_in_the_working_directory(record):
@@ -49,12 +70,33 @@ def test_an_existing_file_is_never_overwritten(build, record, info, tmp_path):
     runs = [record("leak_three", output=str(existing)) for _ in range(2)]
     # then the file is untouched and each run got a file of its own
     assert existing.read_bytes() == b"precious data"
+    assert all(r.returncode == 0 for r in runs)
     new_files = sorted(p for p in shared.iterdir() if p != existing)
     assert len(new_files) == 2, new_files
     dumps = info(*new_files)
     assert sorted(d["header"]["pid"] for d in dumps) == sorted(r.pid for r in runs)
     for path in new_files:
         assert stat.S_IMODE(path.stat().st_mode) == 0o600
+
+
+def test_a_symlink_at_the_output_name_is_not_followed(record, tmp_path):
+    # given a symlink named like the dump, pointing at a file of the user's,
+    # and a dangling one for the second run
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    victim = tmp_path / "victim.txt"
+    victim.write_bytes(b"the user's file")
+    (shared / "fixed.dat").symlink_to(victim)
+    (shared / "dangling.dat").symlink_to(tmp_path / "nothing-here")
+    # when leak_three runs with those names
+    runs = [record("leak_three", output=str(shared / name)) for name in ("fixed.dat", "dangling.dat")]
+    # then neither symlink was followed: the target is untouched, no file
+    # appeared behind the dangling one, and the dumps got other names
+    assert all(r.returncode == 0 for r in runs)
+    assert victim.read_bytes() == b"the user's file"
+    assert not (tmp_path / "nothing-here").exists()
+    regular = sorted(p.name for p in shared.iterdir() if not p.is_symlink())
+    assert len(regular) == 2, regular
 
 
 @pytest.mark.parametrize("program,args", [

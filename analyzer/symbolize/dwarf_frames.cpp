@@ -1,0 +1,153 @@
+// Inline-chain resolution over libdw. The outer function's DIE is found by
+// binary search in a per-CU table; below it, only the children that contain
+// the address are entered, so a lookup costs the depth of the inline chain.
+#include "symbolize/dwarf_frames.h"
+
+#include <dwarf.h>
+
+#include <algorithm>
+
+namespace memrec::analyzer {
+namespace {
+
+struct Position {
+  const char* file = nullptr;
+  std::uint32_t line = 0;
+};
+
+Position line_table_position(Dwarf_Die& cu, Dwarf_Addr pc) {
+  Position pos;
+  Dwarf_Line* row = dwarf_getsrc_die(&cu, pc);
+  if (row == nullptr) return pos;
+  pos.file = dwarf_linesrc(row, nullptr, nullptr);
+  int line = 0;
+  if (dwarf_lineno(row, &line) == 0 && line > 0) pos.line = static_cast<std::uint32_t>(line);
+  return pos;
+}
+
+// Where the inlined call `inlined` was made, in its caller.
+Position call_position(Dwarf_Die& cu, Dwarf_Die& inlined) {
+  Position pos;
+  Dwarf_Attribute attr;
+  Dwarf_Word value = 0;
+  if (dwarf_formudata(dwarf_attr(&inlined, DW_AT_call_line, &attr), &value) == 0) {
+    pos.line = static_cast<std::uint32_t>(value);
+  }
+  Dwarf_Files* files = nullptr;
+  std::size_t count = 0;
+  if (dwarf_formudata(dwarf_attr(&inlined, DW_AT_call_file, &attr), &value) == 0 &&
+      dwarf_getsrcfiles(&cu, &files, &count) == 0 && value < count) {
+    pos.file = dwarf_filesrc(files, value, nullptr, nullptr);
+  }
+  return pos;
+}
+
+// Scopes that can hold inlined calls. A lexical block without addresses
+// (rare, but DWARF allows it) may still hold some, so it is entered blind.
+bool may_contain(Dwarf_Die& die, Dwarf_Addr pc) {
+  switch (dwarf_tag(&die)) {
+    case DW_TAG_inlined_subroutine:
+      return dwarf_haspc(&die, pc) == 1;
+    case DW_TAG_lexical_block:
+    case DW_TAG_try_block:
+    case DW_TAG_catch_block:
+      if (!dwarf_hasattr(&die, DW_AT_low_pc) && !dwarf_hasattr(&die, DW_AT_ranges)) return true;
+      return dwarf_haspc(&die, pc) == 1;
+    default:
+      return false;
+  }
+}
+
+// Appends to `chain` the inlined subroutines under `scope` that contain `pc`,
+// outermost first.
+void collect_inlined(Dwarf_Die& scope, Dwarf_Addr pc, std::vector<Dwarf_Die>& chain) {
+  Dwarf_Die child;
+  if (dwarf_child(&scope, &child) != 0) return;
+  do {
+    if (!may_contain(child, pc)) continue;
+    const std::size_t before = chain.size();
+    if (dwarf_tag(&child) == DW_TAG_inlined_subroutine) chain.push_back(child);
+    collect_inlined(child, pc, chain);
+    // A blind lexical block that held nothing: keep looking among its siblings.
+    if (chain.size() > before) return;
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+// Function DIEs live at the top of a CU or inside namespaces and classes
+// (GCC nests C++ definitions in their DW_TAG_namespace).
+bool is_container(int tag) {
+  return tag == DW_TAG_namespace || tag == DW_TAG_class_type || tag == DW_TAG_structure_type ||
+         tag == DW_TAG_union_type || tag == DW_TAG_module;
+}
+
+template <typename Range>
+void add_ranges(Dwarf_Die& die, std::vector<Range>& out) {
+  Dwarf_Addr base = 0;
+  Dwarf_Addr low = 0;
+  Dwarf_Addr high = 0;
+  for (ptrdiff_t off = 0; (off = dwarf_ranges(&die, off, &base, &low, &high)) > 0;) {
+    if (low < high) out.push_back(Range{low, high, die});
+  }
+}
+
+template <typename Range>
+void collect_functions(Dwarf_Die& parent, std::vector<Range>& out) {
+  Dwarf_Die child;
+  if (dwarf_child(&parent, &child) != 0) return;
+  do {
+    const int tag = dwarf_tag(&child);
+    if (tag == DW_TAG_subprogram) {
+      add_ranges(child, out);
+    } else if (is_container(tag)) {
+      collect_functions(child, out);
+    }
+  } while (dwarf_siblingof(&child, &child) == 0);
+}
+
+}  // namespace
+
+const std::vector<DwarfFrames::FunctionRange>& DwarfFrames::functions_of(Dwarf_Die& cu) {
+  auto [it, inserted] = functions_by_cu_.try_emplace(dwarf_dieoffset(&cu));
+  if (inserted) {
+    std::vector<FunctionRange>& ranges = it->second;
+    collect_functions(cu, ranges);
+    std::sort(ranges.begin(), ranges.end(), [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
+  }
+  return it->second;
+}
+
+const std::string& DwarfFrames::function_name(Dwarf_Die& die) {
+  // The linkage name carries namespaces, template arguments and parameters;
+  // C functions (and main) have only DW_AT_name. _integrate follows
+  // DW_AT_abstract_origin and DW_AT_specification to the declaration.
+  Dwarf_Attribute attr;
+  for (const unsigned at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
+    if (const char* s = dwarf_formstring(dwarf_attr_integrate(&die, at, &attr))) return names_.get(s);
+  }
+  return names_.get(nullptr);
+}
+
+std::vector<SourceFrame> DwarfFrames::frames_at(Dwarf_Die cu, Dwarf_Addr pc) {
+  std::vector<SourceFrame> frames;
+  const Position innermost = line_table_position(cu, pc);
+  const auto& functions = functions_of(cu);
+  auto it = std::upper_bound(functions.begin(), functions.end(), pc,
+                             [](Dwarf_Addr a, const FunctionRange& r) { return a < r.low; });
+  if (it == functions.begin() || pc >= std::prev(it)->high) {
+    if (innermost.file != nullptr) frames.push_back(SourceFrame{{}, innermost.file, innermost.line, false});
+    return frames;
+  }
+  Dwarf_Die function = std::prev(it)->die;
+  std::vector<Dwarf_Die> chain{function};
+  collect_inlined(function, pc, chain);
+
+  // chain is outermost first; frames are innermost first.
+  Position pos = innermost;
+  for (std::size_t i = chain.size(); i-- > 0;) {
+    frames.push_back(SourceFrame{function_name(chain[i]), pos.file != nullptr ? pos.file : "", pos.line, i != 0});
+    if (i != 0) pos = call_position(cu, chain[i]);
+  }
+  return frames;
+}
+
+}  // namespace memrec::analyzer
