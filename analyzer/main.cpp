@@ -11,6 +11,8 @@
 
 #include "exit_codes.h"
 #include "reports/info_command.h"
+#include "reports/report_command.h"
+#include "run/run_command.h"
 
 namespace po = boost::program_options;
 using namespace memrec::analyzer;
@@ -21,6 +23,10 @@ constexpr std::string_view kUsage =
     "usage: memrec COMMAND [OPTIONS] [ARGS]\n"
     "\n"
     "Commands:\n"
+    "  run [OPTIONS] -- CMD ARGS...\n"
+    "                  run a program under libmemrec.so and print where its dumps went\n"
+    "  report FILE...  the heap report of memrec dumps: run time, allocations, peak,\n"
+    "                  leaks, temporaries and the top call sites, per process\n"
     "  info FILE...    summarize memrec dumps (.dat): header, counts, threads, modules,\n"
     "                  live heap at the end, peak, leaks by stack\n"
     "\n"
@@ -65,6 +71,108 @@ int info_main(const std::vector<std::string>& args) {
   return run_info(options, std::cout, std::cerr);
 }
 
+// Parses `args` into `vm`; false (after printing why) on a usage error.
+bool parse(const std::vector<std::string>& args, const po::options_description& all,
+           const po::positional_options_description& positional, po::variables_map& vm, const char* command) {
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    usage_error(std::string(command) + ": " + e.what());
+    return false;
+  }
+  return true;
+}
+
+int report_main(const std::vector<std::string>& args) {
+  ReportOptions options;
+  std::string from;
+  std::string to;
+  po::options_description visible("Options");
+  visible.add_options()                                                                                      //
+      ("help,h", "show this help")                                                                           //
+      ("json", po::bool_switch(&options.json), "print JSON (the schema in docs/analyzer.md)")                //
+      ("top", po::value(&options.top)->default_value(10), "call sites to list per ranking")                  //
+      ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
+      ("to", po::value(&to), "count only events up to this time")                                           //
+      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
+      ("no-progress", "never draw a progress bar")                                                          //
+      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&options.files), "dump file");
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  if (!parse(args, all, positional, vm, "report")) return kExitUsage;
+  if (vm.count("help") != 0) {
+    std::cout << "usage: memrec report FILE... [--json] [--top N] [--from T] [--to T] [--debug-dir DIR]...\n\n"
+                 "Reports each dump's heap: run time; allocations, frees, bytes allocated; the peak\n"
+                 "(bytes, when, RSS then); what leaked and what the C/C++ runtime kept for itself;\n"
+                 "temporary allocations; and the top call sites by leaked bytes, bytes live at the\n"
+                 "peak, bytes allocated, allocation count and temporaries, with their symbolized\n"
+                 "stacks. Dumps of one process tree are reported per process, as a tree.\n"
+                 "--from/--to count only the events in that range: leaked is then what was\n"
+                 "allocated in it and still live at its end, the peak the highest within it.\n"
+                 "A dump cut short is reported up to where it was cut.\n"
+                 "Exit codes: 0 ok, 1 usage, 2 bad input (missing, corrupt or not a dump), 3 internal.\n\n"
+              << visible;
+    return kExitOk;
+  }
+  if (options.files.empty()) return usage_error("report: no dump file given");
+  if (vm.count("from") != 0) options.from = from;
+  if (vm.count("to") != 0) options.to = to;
+  options.progress = vm.count("no-progress") == 0;
+  return run_report(options, std::cout, std::cerr);
+}
+
+int run_main(const std::vector<std::string>& args) {
+  RunOptions options;
+  std::string preload;
+  po::options_description visible("Options");
+  visible.add_options()                                                                                 //
+      ("help,h", "show this help")                                                                      //
+      ("output,o", po::value(&options.output)->default_value(options.output),
+       "dump path template: %p pid, %e executable name, %t start time, %n counter")                     //
+      ("start-disabled", po::bool_switch(&options.start_disabled), "start with recording off (SIGUSR1 toggles)")  //
+      ("preload", po::value(&preload), "the libmemrec.so to use (default: the one next to memrec)");
+  po::options_description hidden;
+  hidden.add_options()("command", po::value(&options.command), "command");
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("command", -1);
+  po::variables_map vm;
+  // Everything from the program's name on is the program's, even what looks
+  // like an option: memrec's own options end at "--" or the first positional.
+  std::vector<std::string> own;
+  std::vector<std::string> command;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--" || !a.starts_with("-")) {
+      command.assign(args.begin() + static_cast<std::ptrdiff_t>(a == "--" ? i + 1 : i), args.end());
+      break;
+    }
+    own.push_back(a);
+    const bool takes_value = a == "--output" || a == "-o" || a == "--preload";
+    if (takes_value && i + 1 < args.size()) own.push_back(args[++i]);
+  }
+  if (!parse(own, all, positional, vm, "run")) return kExitUsage;
+  if (vm.count("help") != 0) {
+    std::cout << "usage: memrec run [--output TEMPLATE] [--start-disabled] [--preload PATH] -- CMD [ARGS...]\n\n"
+                 "Runs CMD with libmemrec.so preloaded, so it and every process it starts write a\n"
+                 "dump; prints where the dumps went (on stderr) and exits with CMD's exit code\n"
+                 "(128 + N if signal N killed it; 127 if CMD could not be started).\n\n"
+              << visible;
+    return kExitOk;
+  }
+  options.command.insert(options.command.end(), command.begin(), command.end());
+  if (options.command.empty()) return usage_error("run: no command given (memrec run -- CMD ARGS...)");
+  if (vm.count("preload") != 0) options.preload = preload;
+  return run_command(options, std::cerr);
+}
+
 int dispatch(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
@@ -82,6 +190,8 @@ int dispatch(int argc, char** argv) {
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (command == "info") return info_main(rest);
+  if (command == "report") return report_main(rest);
+  if (command == "run") return run_main(rest);
   return usage_error("unknown command '" + command + "'");
 }
 

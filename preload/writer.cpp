@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: compress without malloc
 #include <zstd.h>
@@ -64,6 +65,8 @@ struct Writer {
   // Guarded descriptors (fd_guard.h): the program cannot close them.
   int fd = -1;
   int statm_fd = -1;
+  int stat_fd = -1;
+  std::uint64_t last_alone_check_ns = 0;
   bool opened = false;
   bool failed = false;
   char path[4096] = {};
@@ -469,6 +472,32 @@ void cycle() {
   }
 }
 
+// glibc ends the process with exit(0) when its last thread exits, e.g. after
+// main() called pthread_exit(). Our writer thread keeps that from happening,
+// so when it is the only thread left it does what glibc would have done.
+bool only_writer_left(std::uint64_t now) {
+  constexpr std::uint64_t kCheckEveryNs = 50'000'000;
+  if (now - g_w.last_alone_check_ns < kCheckEveryNs) return false;
+  g_w.last_alone_check_ns = now;
+  if (g_w.stat_fd < 0) g_w.stat_fd = guarded_open("/proc/self/stat", O_RDONLY, 0, /*high=*/true);
+  char buf[1024];
+  const ssize_t n = g_w.stat_fd >= 0 ? pread(g_w.stat_fd, buf, sizeof(buf) - 1, 0) : -1;
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  // The command name may hold spaces and parentheses: fields start after the
+  // last ')': state first, num_threads 18th (proc(5), fields 3 and 20). A
+  // main thread that left with pthread_exit() is a zombie still counted.
+  const char* p = std::strrchr(buf, ')');
+  if (p == nullptr || p[1] != ' ') return false;
+  const char state = p[2];
+  for (int field = 0; field < 18; ++field) {
+    while (*p != '\0' && *p != ' ') ++p;
+    while (*p == ' ') ++p;
+  }
+  const long threads = std::strtol(p, nullptr, 10);
+  return threads == 1 || (threads == 2 && state == 'Z');
+}
+
 void finish() {
   cycle();
   // New events stop here; a second cycle takes what was committed meanwhile.
@@ -477,7 +506,8 @@ void finish() {
   flush_frame(true);
   guarded_close(g_w.fd);
   guarded_close(g_w.statm_fd);
-  g_w.fd = g_w.statm_fd = -1;
+  guarded_close(g_w.stat_fd);
+  g_w.fd = g_w.statm_fd = g_w.stat_fd = -1;
 }
 
 std::uint64_t sleep_ns(std::uint64_t now) {
@@ -518,6 +548,14 @@ void* writer_main(void*) {
       g_finish_done.store(1, std::memory_order_release);
       os::futex_wake_all(g_finish_done);
       return nullptr;
+    }
+    if (only_writer_left(now_ns())) {
+      finish();
+      g_finish_done.store(1, std::memory_order_release);
+      os::futex_wake_all(g_finish_done);
+      // Atexit handlers and destructors run now, as after the last thread's
+      // exit; our own destructor finds the dump finished.
+      exit(0);
     }
     const std::uint64_t wait = sleep_ns(now_ns());
     if (wait == 0) {

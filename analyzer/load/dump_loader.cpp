@@ -68,11 +68,16 @@ class FrameFolder {
  public:
   explicit FrameFolder(LoadedDump& d) : d_(d), apply_(d) {}
 
-  void add(FrameData& f) {
+  void add_meta(FrameData& f) {
     d_.counts += f.counts;
     d_.rss_max_bytes = std::max(d_.rss_max_bytes, f.rss_max_bytes);
+    d_.rss.insert(d_.rss.end(), f.rss.begin(), f.rss.end());
     if (f.last_time_ns) d_.last_time_ns = std::max(d_.last_time_ns.value_or(0), *f.last_time_ns);
     for (const reader::Record& r : f.meta) std::visit(apply_, r);
+  }
+
+  void add(FrameData& f) {
+    add_meta(f);
     for (auto& [tid, events] : f.events) {
       const auto [it, inserted] = stream_of_tid_.try_emplace(tid, d_.streams.size());
       if (inserted) d_.streams.emplace_back();
@@ -119,14 +124,19 @@ RecordCounts& RecordCounts::operator+=(const RecordCounts& o) {
   return *this;
 }
 
-Result<LoadedDump> load_dump(reader::Dump dump, const LoadOptions& options) {
+namespace {
+
+// The shared loop: decodes the frames in parallel and folds them in order.
+// `on_events` null keeps the events in LoadedDump::streams.
+Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, const FrameEventsFn* on_events,
+                               std::optional<Error>* partial) {
   unsigned threads = options.threads;
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
   LoadedDump d;
   d.path = dump.name();
   d.header = dump.header;
   d.facts.file_bytes = dump.file_bytes();
-  std::optional<std::size_t> unwritten_frame;
+  std::optional<std::size_t> stop_frame;
   {
     FramePipeline pipeline(dump, threads, 4 * static_cast<std::size_t>(threads));
     FrameFolder folder(d);
@@ -136,20 +146,40 @@ Result<LoadedDump> load_dump(reader::Dump dump, const LoadOptions& options) {
       // The first failure in file order decides; a frame whose tail was
       // never written ends the dump there instead.
       if (!frame.status.ok()) {
-        if (frame.status.error().code != ErrorCode::kTruncated) return frame.status.error();
-        unwritten_frame = i;
+        if (frame.status.error().code != ErrorCode::kTruncated) {
+          if (partial == nullptr) return frame.status.error();
+          *partial = frame.status.error();
+        }
+        stop_frame = i;
         break;
       }
-      folder.add(frame.data);
+      if (on_events != nullptr) {
+        folder.add_meta(frame.data);
+        (*on_events)(d, i, frame.data);
+      } else {
+        folder.add(frame.data);
+      }
       pipeline.release(i);
+      if (options.progress) options.progress(i + 1, frames);
     }
   }
   // Only now that the workers are joined may the frame index change.
-  if (unwritten_frame) dump.truncate_at_frame(*unwritten_frame);
+  if (stop_frame) dump.truncate_at_frame(*stop_frame);
   order_streams(d);
   d.facts.frames = dump.index.frames.size();
   d.facts.truncated_at = dump.index.truncated_at;
   return d;
+}
+
+}  // namespace
+
+Result<LoadedDump> load_dump(reader::Dump dump, const LoadOptions& options) {
+  return load_frames(std::move(dump), options, nullptr, nullptr);
+}
+
+Result<LoadedDump> load_dump_streaming(reader::Dump dump, const LoadOptions& options, const FrameEventsFn& on_events,
+                                       std::optional<Error>* partial) {
+  return load_frames(std::move(dump), options, &on_events, partial);
 }
 
 Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options) {

@@ -3,8 +3,12 @@
 // last complete frame; a corrupt one is an error naming the file and offset.
 #pragma once
 
+#include <cstddef>
+#include <functional>
+#include <optional>
 #include <string>
 
+#include "load/frame_collector.h"
 #include "load/loaded_dump.h"
 #include "memrec/reader/dump_reader.h"
 #include "memrec/reader/result.h"
@@ -13,9 +17,24 @@ namespace memrec::analyzer {
 
 struct LoadOptions {
   unsigned threads = 0;  // decoding threads; 0: one per core, at most 8
+  // Called on the loading thread after each frame is folded (frames done, of total).
+  std::function<void(std::size_t, std::size_t)> progress = {};
 };
 
 Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options = {});
 Result<LoadedDump> load_dump(reader::Dump dump, const LoadOptions& options = {});
+
+// Receives each frame's heap events (by tid, each in that thread's order)
+// once the frame's metadata is in `dump`: a Stack record is always there
+// before the first event that uses it. It may move the events out.
+using FrameEventsFn = std::function<void(const LoadedDump& dump, std::size_t frame, FrameData& data)>;
+
+// Like load_dump, but hands the events to `on_events` instead of keeping
+// them: LoadedDump::streams stays empty, so memory holds the metadata and the
+// decoding window, whatever the dump's size. A frame that does not decode
+// stops the load there: `partial` (if given) receives the error and the
+// metadata read so far is returned; without `partial` the error is returned.
+Result<LoadedDump> load_dump_streaming(reader::Dump dump, const LoadOptions& options, const FrameEventsFn& on_events,
+                                       std::optional<Error>* partial = nullptr);
 
 }  // namespace memrec::analyzer

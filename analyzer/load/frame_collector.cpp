@@ -91,6 +91,7 @@ void FrameCollector::on_rss(const reader::RssRecord& r) {
   ++out_.counts.rss_samples;
   saw_time(r.time_ns);
   out_.rss_max_bytes = std::max(out_.rss_max_bytes, r.rss_bytes);
+  out_.rss.push_back(r);
 }
 
 void FrameCollector::on_recording(const reader::RecordingRecord& r) {

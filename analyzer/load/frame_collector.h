@@ -23,6 +23,7 @@ struct FrameData {
   // (tid, that thread's heap events in this frame), tids in first-seen order.
   std::vector<std::pair<std::uint64_t, std::vector<HeapEvent>>> events;
   std::uint64_t rss_max_bytes = 0;
+  std::vector<reader::RssRecord> rss;  // the samples, in frame order
   std::optional<std::uint64_t> last_time_ns;
 };
 

@@ -1,7 +1,8 @@
 // C++ goes through the C++ runtime's own demangler (abi::__cxa_demangle).
 // Rust goes through libiberty's rust_demangle (binutils' and GDB's) when the
 // build found libiberty-dev: it decodes v0 and the legacy `$LT$`-style escapes.
-// Without it, legacy names are demangled as C++ and cleaned up here.
+// Without it (or when it refuses one), legacy names are demangled as C++ and
+// cleaned up here.
 #include "symbolize/demangle.h"
 
 #include <cxxabi.h>
@@ -46,7 +47,6 @@ std::string cxa_demangle(const std::string& mangled) {
   return status == 0 && out ? std::string(out.get()) : std::string();
 }
 
-#if !MEMREC_HAVE_LIBIBERTY
 // The escapes rustc's legacy mangling uses for characters Itanium names cannot
 // hold (rustc_symbol_mangling/src/legacy.rs).
 std::string unescape_rust_legacy(std::string_view s) {
@@ -83,7 +83,6 @@ std::string demangle_rust_legacy(const std::string& mangled) {
   if (out.size() > kHash && out.compare(out.size() - kHash, 3, "::h") == 0) out.resize(out.size() - kHash);
   return out.empty() ? out : unescape_rust_legacy(out);
 }
-#endif
 
 }  // namespace
 
@@ -100,9 +99,9 @@ std::string demangle(std::string_view name) {
     const MallocedString r(rust_demangle(mangled.c_str(), DMGL_PARAMS | DMGL_ANSI));
     if (r) out = r.get();
   }
-#else
-  if (is_rust_legacy(name)) out = demangle_rust_legacy(mangled);
 #endif
+  // libiberty also refuses legacy hashes with fewer than 5 distinct digits.
+  if (out.empty() && is_rust_legacy(name)) out = demangle_rust_legacy(mangled);
   if (out.empty() && itanium) out = cxa_demangle(mangled);
   return out.empty() ? mangled : out;
 }

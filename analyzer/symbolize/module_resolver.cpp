@@ -61,6 +61,7 @@ Result<std::unique_ptr<ModuleResolver>> ModuleResolver::open(const ModuleSource&
   void** userdata = nullptr;
   dwfl_module_info(r->module_, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   *userdata = r.get();
+  r->elf_symbols_ = std::make_unique<ElfSymbols>(r->module_);
   return r;
 }
 
@@ -98,7 +99,7 @@ std::vector<SourceFrame> ModuleResolver::resolve(std::uint64_t return_offset) {
   if (frames.empty()) frames.emplace_back();
   // DWARF without a function here (assembly, a CU without DIEs for it): the
   // symbol table still names it.
-  if (frames.back().function.empty()) frames.back().function = names_.get(elf_symbol_at(module_, pc));
+  if (frames.back().function.empty()) frames.back().function = names_.get(elf_symbols_->at(pc));
   return frames;
 }
 

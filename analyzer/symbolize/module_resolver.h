@@ -13,6 +13,7 @@
 
 #include "memrec/reader/result.h"
 #include "symbolize/dwarf_frames.h"
+#include "symbolize/elf_symbols.h"
 #include "symbolize/module_source.h"
 #include "symbolize/name_cache.h"
 
@@ -51,6 +52,7 @@ class ModuleResolver {
   Dwfl_Module* module_ = nullptr;
   NameCache names_;
   DwarfFrames dwarf_frames_{names_};
+  std::unique_ptr<ElfSymbols> elf_symbols_;  // made once module_ is known
 };
 
 }  // namespace memrec::analyzer

@@ -97,10 +97,12 @@ def kill_tree(proc: subprocess.Popen) -> None:
 
 
 def start(argv: Sequence[str], env: Mapping[str, str], cwd: Path | None = None,
-          stdin=subprocess.DEVNULL) -> subprocess.Popen:
-    """Starts `argv` in a session of its own (so kill_tree reaches its children)."""
+          stdin=subprocess.DEVNULL, preexec_fn=None) -> subprocess.Popen:
+    """Starts `argv` in a session of its own (so kill_tree reaches its children).
+    `preexec_fn` runs in the child before exec (e.g. to ignore a signal)."""
     return subprocess.Popen([str(a) for a in argv], env=dict(env), cwd=cwd, stdin=stdin,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+                            preexec_fn=preexec_fn)
 
 
 def finish(proc: subprocess.Popen, argv: Sequence[str], timeout: float, input: bytes | None = None) -> Run:
@@ -134,7 +136,8 @@ def fresh_dir(parent: Path, stem: str) -> Path:
 
 def record(build: Build, program: str | os.PathLike, args: Iterable[str] = (), *, tmp_path: Path,
            env: Mapping[str, str | None] | None = None, output: str | None = "%e.%p.dat",
-           timeout: float = TIMEOUT_S, cwd: Path | None = None, input: bytes | None = None) -> Run:
+           timeout: float = TIMEOUT_S, cwd: Path | None = None, input: bytes | None = None,
+           preexec_fn=None) -> Run:
     """Runs `program args` with LD_PRELOAD=libmemrec.so and MEMREC_OUTPUT set to
     `output` inside a fresh directory of its own (output=None leaves
     MEMREC_OUTPUT unset; an absolute `output` is used as is). Returns the Run,
@@ -148,7 +151,7 @@ def record(build: Build, program: str | os.PathLike, args: Iterable[str] = (), *
     extra.update(env or {})
     argv = [str(resolve_program(build, program)), *map(str, args)]
     proc = start(argv, clean_env(extra), cwd=cwd or out_dir,
-                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
+                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, preexec_fn=preexec_fn)
     run = finish(proc, argv, timeout, input)
     run.out_dir = out_dir
     run.dats = sorted(p for p in out_dir.iterdir() if p.is_file())
@@ -157,11 +160,11 @@ def record(build: Build, program: str | os.PathLike, args: Iterable[str] = (), *
 
 def run_plain(build: Build, program: str | os.PathLike, args: Iterable[str] = (), *,
               env: Mapping[str, str | None] | None = None, timeout: float = TIMEOUT_S,
-              cwd: Path | None = None, input: bytes | None = None) -> Run:
+              cwd: Path | None = None, input: bytes | None = None, preexec_fn=None) -> Run:
     """Runs the program without the preload, for comparison."""
     argv = [str(resolve_program(build, program)), *map(str, args)]
     proc = start(argv, clean_env(env), cwd=cwd,
-                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL)
+                 stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL, preexec_fn=preexec_fn)
     return finish(proc, argv, timeout, input)
 
 

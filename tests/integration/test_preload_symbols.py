@@ -5,8 +5,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import pytest
-
 import memrec_support as support
 
 ALLOW_LIST = Path(__file__).with_name("preload_imports.txt")
@@ -78,7 +76,7 @@ def test_preload_imports_only_reviewed_symbols(preload):
     unreviewed = sorted(imports - allowed - implicit)
     assert unreviewed == [], (
         f"imports missing from {ALLOW_LIST.name} (review each, then add it):\n  " + "\n  ".join(unreviewed)
-        + f"\nall current imports:\n  " + "\n  ".join(sorted(imports)))
+        + "\nall current imports:\n  " + "\n  ".join(sorted(imports)))
 
 
 def test_preload_does_not_need_the_cpp_runtime(preload):

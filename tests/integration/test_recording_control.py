@@ -73,3 +73,37 @@ def test_signal_none_leaves_the_signal_to_the_program(record, run_plain, only_du
     dump = only_dump(run)
     assert_leaks(leaks_by_function(dump), pick(*LEAKS, move_realloced=(1, 3002)))
     assert dump["recording"] == []
+
+
+def test_handlers_installed_before_the_recorder_keep_their_signals(record, run_plain, only_dump,
+                                                                   leaks_by_function):
+    # given early_handlers, whose library installs the program's own SIGUSR1
+    # and SIGTERM handlers before the recorder's constructor runs
+    # when it raises each signal twice under the preload
+    run = record("early_handlers")
+    # then its handlers got all four, as without the preload, and it goes on
+    plain = run_plain("early_handlers")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (
+        0, "early_handlers: SIGUSR1 x 2, SIGTERM x 2\n")
+    # and recording never paused, nor stopped at the SIGTERMs
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert dump["recording"] == []
+    assert_leaks(leaks_by_function(dump), {"leak_after_signals": (1, 6060)})
+
+
+def test_an_inherited_ignored_signal_stays_ignored(record, run_plain, only_dump, leaks_by_function):
+    # given fatal_signal HUP started with SIGHUP ignored, as under nohup
+    def ignore_sighup():
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    # when it raises SIGHUP under the preload
+    run = record("fatal_signal", "HUP", preexec_fn=ignore_sighup)
+    # then the signal is still ignored: the program goes on and exits 1, as
+    # without the preload
+    plain = run_plain("fatal_signal", "HUP", preexec_fn=ignore_sighup)
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (
+        1, "fatal_signal: raising SIGHUP\nfatal_signal: still alive\n")
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert_leaks(leaks_by_function(dump), {"leak_before_signal": (1, 5005), "worker_leak": (10, 1000)},
+                 ignore=("main",))

@@ -48,3 +48,37 @@ def test_threads_that_exit_at_once_still_have_their_leaks_and_exits_recorded(rec
         assert thread["start_ns"] <= thread["exit_ns"]
     assert len({t["tid"] for t in dump["threads"]}) == len(dump["threads"])
     assert dump["counters"]["threads"] >= 9
+
+
+def test_main_thread_leaving_first_still_ends_the_dump_cleanly(record, run_plain, only_dump, leaks_by_function):
+    # given main_thread_exit: main calls pthread_exit() while two workers go
+    # on, each leaking 4040 bytes 100 ms later; the last one ends the process
+    # when it runs under the preload
+    run = record("main_thread_exit", timeout=20)  # a process kept alive by the writer thread hangs
+    plain = run_plain("main_thread_exit")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (
+        0, "main_thread_exit: main leaves first\n")
+    # then the dump ends cleanly and has the workers' leaks
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert_consistent(dump)
+    assert_leaks(leaks_by_function(dump), {"late_worker_leak": (2, 8080)}, ignore=("main",))
+
+
+def test_a_thousand_short_lived_threads_are_all_recorded(record, only_dump, leaks_by_function):
+    # given many_threads: 1000 threads, 8 at a time, each allocating and
+    # freeing 50 blocks; the last one leaks 999 bytes
+    # when it runs under the preload
+    run = record("many_threads")
+    assert run.returncode == 0, run.describe()
+    dump = only_dump(run)
+    # then every thread's events are there, and only the one leak
+    assert dump["clean_end"] is True
+    assert_consistent(dump)
+    assert_leaks(leaks_by_function(dump), {"last_thread_leak": (1, 999)}, ignore=("run_batches",))
+    assert dump["counts"]["alloc"] >= 50000
+    assert dump["counts"]["free"] >= 50000
+    assert dump["heap"]["unmatched_frees"] == 0
+    workers = [t for t in dump["threads"] if t["name"] == "many_threads"]
+    assert len(workers) >= 1001  # main and the 1000 workers share the program's name
+    assert sum(1 for t in workers if t["exit_ns"] is not None) >= 1000

@@ -1,0 +1,149 @@
+// The window of held-back events is one deque per thread; each release merges
+// the ready prefixes with StreamMerger, which compares only stream heads and
+// so keeps a thread's events in their recorded order even at equal times.
+#include "load/ordered_events.h"
+
+#include <algorithm>
+#include <atomic>
+#include <deque>
+#include <limits>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "memrec/reader/frame_decoder.h"
+#include "model/stream_merger.h"
+
+namespace memrec::analyzer {
+namespace {
+
+constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+
+// The earliest event time of a frame; the realloc's free precedes its alloc.
+class EarliestTime final : public reader::RecordVisitor {
+ public:
+  std::uint64_t earliest = kNever;
+  void on_alloc(const reader::AllocRecord& r) override { saw(r.time_ns); }
+  void on_free(const reader::FreeRecord& r) override { saw(r.time_ns); }
+  void on_realloc(const reader::ReallocRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
+  void on_mmap(const reader::MmapRecord& r) override { saw(r.time_ns); }
+  void on_munmap(const reader::MunmapRecord& r) override { saw(r.time_ns); }
+  void on_mremap(const reader::MremapRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
+
+ private:
+  void saw(std::uint64_t t) { earliest = std::min(earliest, t); }
+};
+
+// Pass one, on `threads` workers plus the caller (which reports progress).
+// A frame that fails to decode gets kNever: the second pass stops there.
+std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned threads, const LoadOptions& options) {
+  const std::size_t n = dump.index.frames.size();
+  std::vector<std::uint64_t> earliest(n, kNever);
+  std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
+  const auto work = [&](bool report) {
+    reader::FrameDecoder decoder;
+    for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+      EarliestTime visitor;
+      if (decoder.decode(dump.bytes(), dump.index.frames[i], dump.name(), visitor).ok()) {
+        earliest[i] = visitor.earliest;
+      }
+      const std::size_t finished = done.fetch_add(1) + 1;
+      if (report && options.progress) options.progress(finished, 2 * n);
+    }
+  };
+  std::vector<std::thread> workers;
+  for (unsigned t = 1; t < threads; ++t) workers.emplace_back(work, false);
+  work(true);
+  for (std::thread& t : workers) t.join();
+  return earliest;
+}
+
+class Releaser {
+ public:
+  Releaser(OrderedEventSink& sink, StreamedDump& out) : sink_(sink), out_(out) {}
+
+  void add(const LoadedDump& dump, FrameData& data) {
+    for (auto& [tid, events] : data.events) {
+      const std::uint32_t t = thread_index(dump, tid);
+      if (t >= pending_.size()) pending_.resize(t + 1);
+      pending_[t].insert(pending_[t].end(), events.begin(), events.end());
+      held_ += events.size();
+    }
+    out_.max_pending = std::max(out_.max_pending, held_);
+  }
+
+  // Hands on, in merged order, every held event earlier than `bound`.
+  void release_before(std::uint64_t bound) {
+    batch_.resize(pending_.size());
+    for (std::size_t t = 0; t < pending_.size(); ++t) {
+      auto& q = pending_[t];
+      auto& b = batch_[t];
+      b.clear();
+      while (!q.empty() && q.front().time_ns < bound) {
+        b.push_back(q.front());
+        q.pop_front();
+      }
+      held_ -= b.size();
+    }
+    StreamMerger merger(batch_);
+    std::size_t stream = 0;
+    while (const HeapEvent* e = merger.next(&stream)) {
+      sink_.on_event(*e, static_cast<std::uint32_t>(stream));
+      ++out_.events;
+    }
+  }
+
+ private:
+  // LoadedDump::threads is in first-appearance order, as are a frame's Thread
+  // records; look the tid up there once.
+  std::uint32_t thread_index(const LoadedDump& dump, std::uint64_t tid) {
+    const auto it = index_.find(tid);
+    if (it != index_.end()) return it->second;
+    std::uint32_t i = 0;
+    while (i < dump.threads.size() && dump.threads[i].tid != tid) ++i;
+    index_.emplace(tid, i);
+    return i;
+  }
+
+  OrderedEventSink& sink_;
+  StreamedDump& out_;
+  std::vector<std::deque<HeapEvent>> pending_;  // by thread index
+  std::vector<std::vector<HeapEvent>> batch_;
+  std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  std::uint64_t held_ = 0;
+};
+
+}  // namespace
+
+Result<StreamedDump> stream_dump(const std::string& path, const LoadOptions& options, OrderedEventSink& sink) {
+  auto dump = reader::open_dump(path);
+  if (!dump) return dump.error();
+  unsigned threads = options.threads;
+  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+
+  const std::vector<std::uint64_t> earliest = earliest_times(*dump, threads, options);
+  // bound[i]: no frame after i holds an event earlier than this.
+  std::vector<std::uint64_t> bound(earliest.size(), kNever);
+  for (std::size_t i = earliest.size(); i-- > 1;) bound[i - 1] = std::min(bound[i], earliest[i]);
+
+  StreamedDump out;
+  Releaser releaser(sink, out);
+  LoadOptions second = options;
+  const std::size_t frames = earliest.size();
+  second.progress = [&](std::size_t done, std::size_t) {
+    if (options.progress) options.progress(frames + done, 2 * frames);
+  };
+  const FrameEventsFn on_events = [&](const LoadedDump& d, std::size_t frame, FrameData& data) {
+    releaser.add(d, data);
+    releaser.release_before(bound[frame]);
+  };
+  auto loaded = load_dump_streaming(std::move(*dump), second, on_events, &out.stopped);
+  if (!loaded) return loaded.error();
+  releaser.release_before(kNever);  // a stop or a cut: what is held is all there is
+  out.dump = std::move(*loaded);
+  return out;
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,40 @@
+// Streams a dump's heap events to a sink in the one global order of
+// FORMAT.md "Order", holding only a window of them: the report layer calls
+// it; it keeps no event after handing it on.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "load/dump_loader.h"
+#include "load/loaded_dump.h"
+#include "memrec/reader/result.h"
+#include "model/heap_event.h"
+
+namespace memrec::analyzer {
+
+class OrderedEventSink {
+ public:
+  virtual ~OrderedEventSink() = default;
+  // `thread` indexes LoadedDump::threads of the dump being streamed. Every
+  // Stack record an event names is in the dump before the event arrives.
+  virtual void on_event(const HeapEvent& event, std::uint32_t thread) = 0;
+};
+
+struct StreamedDump {
+  LoadedDump dump;                // metadata only: `streams` is empty
+  std::optional<Error> stopped;   // a frame that did not decode: the events before it were streamed
+  std::uint64_t events = 0;       // heap and mmap events handed to the sink
+  std::uint64_t max_pending = 0;  // the most events held back at once, waiting for their turn
+};
+
+// Two passes over the frames. The first notes each frame's earliest event
+// time; the second folds frames in file order and releases the held-back
+// events earlier than every later frame's earliest time, merged by time
+// (releases first at equal times, each thread's own order kept). The writer
+// drains threads one after another, so a frame may hold events older than the
+// previous frame's: the first pass is what makes the release exact.
+Result<StreamedDump> stream_dump(const std::string& path, const LoadOptions& options, OrderedEventSink& sink);
+
+}  // namespace memrec::analyzer

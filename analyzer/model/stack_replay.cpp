@@ -1,0 +1,131 @@
+// One handler per operation. Temporary allocations follow heaptrack's idea
+// (an allocation freed before anything else is allocated) but per thread, so
+// another thread's activity in between does not hide one.
+#include "model/stack_replay.h"
+
+namespace memrec::analyzer {
+namespace {
+
+// Stack ids are dense from 1; a larger id than this is hostile input, not a
+// reason to grow every column to gigabytes.
+constexpr std::uint32_t kMaxStackColumns = 1u << 26;
+
+}  // namespace
+
+void StackColumns::resize(std::size_t n) {
+  for (auto* c : {&allocations, &allocated_bytes, &temporary, &leaked_bytes, &leaked_count, &peak_bytes}) {
+    c->resize(n, 0);
+  }
+}
+
+std::uint32_t StackReplay::column_of(StackId stack) {
+  std::uint32_t s = stack.value;
+  if (s >= kMaxStackColumns) {
+    ++totals_.bad_stack_ids;
+    s = 0;
+  }
+  if (s >= columns_.size()) {
+    const std::size_t n = std::max<std::size_t>(s + 1, columns_.size() * 2);
+    columns_.resize(n);
+    live_bytes_.resize(n, 0);
+    stamp_.resize(n, 0);
+  }
+  return s;
+}
+
+void StackReplay::touch(std::uint32_t s) {
+  if (stamp_[s] != epoch_) {
+    columns_.peak_bytes[s] = live_bytes_[s];
+    stamp_[s] = epoch_;
+  }
+}
+
+// The heap already live when the window opens may be its peak.
+void StackReplay::enter_window() {
+  in_window_ = true;
+  if (live_total_ > 0) {
+    ++epoch_;
+    totals_.peak_bytes = live_total_;
+    totals_.peak_time_ns = window_.from_ns;
+  }
+}
+
+void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) {
+  if (past_window_) return;
+  if (e.time_ns > window_.to_ns) {
+    past_window_ = true;
+    return;
+  }
+  const bool counted = e.time_ns >= window_.from_ns;
+  if (counted && !in_window_) enter_window();
+  if (thread >= last_alloc_.size()) last_alloc_.resize(thread + 1, kNoBlock);
+  switch (e.op) {
+    case HeapOp::kAlloc:
+      on_alloc(e, thread, counted);
+      break;
+    case HeapOp::kFree:
+      on_free(e, thread, counted);
+      break;
+    case HeapOp::kMmap:
+    case HeapOp::kMunmap:
+      break;  // anonymous memory is not heap
+  }
+}
+
+void StackReplay::on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted) {
+  const std::uint32_t s = column_of(e.stack);
+  if (const auto old = live_.insert(e.addr, LiveBlock{e.size, StackId{s}, e.time_ns})) {
+    ++totals_.replaced_blocks;
+    touch(old->stack.value);
+    live_bytes_[old->stack.value] -= old->size;
+    live_total_ -= old->size;
+  }
+  touch(s);
+  live_bytes_[s] += e.size;
+  live_total_ += e.size;
+  last_alloc_[thread] = e.addr;
+  if (!counted) return;
+  ++columns_.allocations[s];
+  columns_.allocated_bytes[s] += e.size;
+  ++totals_.allocations;
+  totals_.allocated_bytes += e.size;
+  if (live_total_ > totals_.peak_bytes) {
+    ++epoch_;
+    totals_.peak_bytes = live_total_;
+    totals_.peak_time_ns = e.time_ns;
+  }
+}
+
+void StackReplay::on_free(const HeapEvent& e, std::uint32_t thread, bool counted) {
+  const auto block = live_.erase(e.addr);
+  if (!block) {
+    if (counted) ++totals_.unmatched_frees;
+    return;
+  }
+  const std::uint32_t s = block->stack.value;
+  touch(s);
+  live_bytes_[s] -= block->size;
+  live_total_ -= block->size;
+  const bool temporary = last_alloc_[thread] == e.addr;
+  if (temporary) last_alloc_[thread] = kNoBlock;
+  if (!counted) return;
+  ++totals_.frees;
+  if (temporary && block->time_ns >= window_.from_ns) {
+    ++columns_.temporary[s];
+    ++totals_.temporary;
+  }
+}
+
+void StackReplay::finish() {
+  for (std::uint32_t s = 0; s < columns_.size(); ++s) touch(s);
+  if (epoch_ == 0) std::fill(columns_.peak_bytes.begin(), columns_.peak_bytes.end(), 0);
+  live_.for_each([&](std::uint64_t, const LiveBlock& block) {
+    if (block.time_ns < window_.from_ns) return;
+    columns_.leaked_bytes[block.stack.value] += block.size;
+    ++columns_.leaked_count[block.stack.value];
+    totals_.leaked_bytes += block.size;
+    ++totals_.leaked_count;
+  });
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,88 @@
+// Replays a dump's heap events in merged order (it is the OrderedEventSink
+// of load/ordered_events.h) and keeps, per allocation stack, the figures the
+// report ranks call sites by. Nothing is kept per allocation but the live
+// blocks: memory grows with the live heap and the number of stacks, not with
+// the length of the recording.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "load/ordered_events.h"
+#include "model/address_map.h"
+#include "model/heap_event.h"
+
+namespace memrec::analyzer {
+
+// The events counted: [from_ns, to_ns] in CLOCK_MONOTONIC ns, both ends included.
+struct TimeWindow {
+  std::uint64_t from_ns = 0;
+  std::uint64_t to_ns = std::numeric_limits<std::uint64_t>::max();
+};
+
+// Figures per stack id, a column each, indexed by StackId::value (stack 0:
+// no stack). Heap (malloc family) events only; anonymous mmaps are not here.
+struct StackColumns {
+  std::vector<std::uint64_t> allocations;      // allocation calls in the window (a realloc counts)
+  std::vector<std::uint64_t> allocated_bytes;  // their requested bytes
+  std::vector<std::uint64_t> temporary;        // of those, freed before the thread's next allocation
+  std::vector<std::uint64_t> leaked_bytes;     // allocated in the window, live at its end
+  std::vector<std::uint64_t> leaked_count;
+  std::vector<std::uint64_t> peak_bytes;  // live at the window's peak (blocks from before it too)
+
+  std::size_t size() const { return allocations.size(); }
+  void resize(std::size_t n);
+};
+
+struct HeapTotals {
+  std::uint64_t allocations = 0;
+  std::uint64_t frees = 0;  // frees that matched a live block
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t temporary = 0;
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t peak_time_ns = 0;  // when the peak was first reached; 0 if the window saw no heap
+  std::uint64_t leaked_bytes = 0;
+  std::uint64_t leaked_count = 0;
+  std::uint64_t unmatched_frees = 0;  // of blocks allocated before recording began or while paused
+  std::uint64_t replaced_blocks = 0;  // an allocation over a live block: its free was not recorded
+  std::uint64_t bad_stack_ids = 0;    // ids far beyond the stacks defined: counted under stack 0
+};
+
+class StackReplay final : public OrderedEventSink {
+ public:
+  explicit StackReplay(TimeWindow window) : window_(window) {}
+
+  void on_event(const HeapEvent& event, std::uint32_t thread) override;
+  // Once every event is in: counts the leaks and fixes the peak column.
+  void finish();
+
+  const StackColumns& columns() const { return columns_; }
+  const HeapTotals& totals() const { return totals_; }
+
+ private:
+  // When a stack's live bytes change, first save them as its value at the
+  // latest peak if nothing has since the peak: that makes the snapshot of
+  // every stack at the peak cost O(1) per event instead of O(stacks) per peak.
+  void touch(std::uint32_t stack);
+  void enter_window();
+  std::uint32_t column_of(StackId stack);
+  void on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted);
+  void on_free(const HeapEvent& e, std::uint32_t thread, bool counted);
+
+  static constexpr std::uint64_t kNoBlock = ~0ull;
+
+  TimeWindow window_;
+  bool in_window_ = false;
+  bool past_window_ = false;
+  StackColumns columns_;
+  std::vector<std::uint64_t> live_bytes_;  // by stack, now
+  std::vector<std::uint32_t> stamp_;       // by stack: the peak epoch peak_bytes was saved at
+  std::uint32_t epoch_ = 0;                // one more at each new peak
+  std::uint64_t live_total_ = 0;
+  std::vector<std::uint64_t> last_alloc_;  // by thread: its latest allocation, while live
+  AddressMap live_;
+  HeapTotals totals_;
+};
+
+}  // namespace memrec::analyzer

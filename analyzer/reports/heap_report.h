@@ -1,0 +1,61 @@
+// `memrec report`: the summary of one process's dump — run time, counts,
+// peak, leaks, temporaries — and its call sites. Built by streaming the
+// dump through a StackReplay, then symbolizing the stacks that matter.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "load/dump_loader.h"
+#include "load/loaded_dump.h"
+#include "memrec/reader/result.h"
+#include "model/stack_replay.h"
+#include "reports/call_sites.h"
+
+namespace memrec::analyzer {
+
+// The window as given on the command line, relative to each dump's start.
+struct RelativeWindow {
+  std::uint64_t from_ns = 0;
+  std::optional<std::uint64_t> to_ns;
+};
+
+struct HeapReport {
+  LoadedDump dump;               // metadata only
+  std::optional<Error> stopped;  // a corrupt frame ended the read early
+  RelativeWindow window;
+  HeapTotals totals;
+  CallSites sites;
+  std::uint64_t duration_ns = 0;
+  std::optional<std::uint64_t> rss_at_peak_bytes;  // the last sample at or before the peak
+  // Leaked bytes split by call site: the program's and the runtime's own.
+  std::uint64_t leaked_bytes = 0;
+  std::uint64_t leaked_count = 0;
+  std::uint64_t runtime_retained_bytes = 0;
+  std::uint64_t runtime_retained_count = 0;
+  std::uint64_t peak_runtime_bytes = 0;  // of the peak, held by runtime sites
+  std::uint64_t events = 0;
+  std::uint64_t max_pending_events = 0;
+};
+
+Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window,
+                                     const LoadOptions& load, Symbolizer& symbolizer);
+
+// The ranking the report lists sites by.
+enum class SiteRanking { kLeaked, kPeak, kAllocated, kAllocations, kTemporary, kRuntimeRetained };
+inline constexpr SiteRanking kAllRankings[] = {SiteRanking::kLeaked,      SiteRanking::kPeak,
+                                               SiteRanking::kAllocated,   SiteRanking::kAllocations,
+                                               SiteRanking::kTemporary,   SiteRanking::kRuntimeRetained};
+const char* ranking_name(SiteRanking ranking);  // its JSON key
+
+// Indices into report.sites.sites: the `top` largest non-zero by `ranking`
+// (leaked excludes runtime sites; runtime_retained has only them), ties by
+// first frame's label.
+std::vector<std::size_t> top_sites(const HeapReport& report, SiteRanking ranking, std::size_t top);
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,29 @@
+// Runs `memrec report FILE...` once main() has parsed the arguments.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace memrec::analyzer {
+
+struct ReportOptions {
+  std::vector<std::string> files;
+  bool json = false;
+  std::size_t top = 10;
+  std::optional<std::string> from;  // time specs (time_spec.h)
+  std::optional<std::string> to;
+  std::vector<std::string> debug_dirs;
+  unsigned threads = 0;
+  bool progress = true;  // a progress bar if stderr is a terminal
+};
+
+// Writes the report of every file that loads (per process, in tree order) to
+// `out`, and messages and symbolizer warnings to `err`. Returns kExitOk,
+// kExitUsage for a bad --from/--to, kExitBadInput if a file failed or was
+// corrupt, kExitInternal on a bug.
+int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,24 @@
+// Writers of `memrec report`: JSON (report_json.cpp, the documented schema)
+// and text (report_text.cpp), one process at a time.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/heap_report.h"
+#include "reports/process_tree.h"
+
+namespace memrec::analyzer {
+
+nlohmann::json heap_report_json(const HeapReport& report, std::size_t top);
+// One element of "processes": pid, ppid, exe, the tree position and "report".
+nlohmann::json process_json(const HeapReport& report, const ProcessNode& node, const std::vector<HeapReport>& all,
+                            std::size_t top);
+
+// The text section of one process, every line indented by two spaces per depth.
+std::string heap_report_text(const HeapReport& report, std::size_t depth, std::size_t top);
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,112 @@
+// `memrec report` as text: a header per process, the totals, then each
+// ranking's top sites with their frames, innermost first.
+#include <fmt/format.h>
+
+#include "reports/report_output.h"
+
+namespace memrec::analyzer {
+namespace {
+
+std::string bytes(std::uint64_t n) {
+  if (n < 1024) return fmt::format("{} B", n);
+  if (n < (1ull << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(n) / 1024);
+  if (n < (1ull << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20));
+  return fmt::format("{:.2f} GiB", static_cast<double>(n) / (1 << 30));
+}
+
+std::string seconds(std::uint64_t ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); }
+
+const char* ranking_title(SiteRanking r) {
+  switch (r) {
+    case SiteRanking::kLeaked:
+      return "leaked bytes";
+    case SiteRanking::kPeak:
+      return "bytes live at the peak";
+    case SiteRanking::kAllocated:
+      return "bytes allocated";
+    case SiteRanking::kAllocations:
+      return "allocation count";
+    case SiteRanking::kTemporary:
+      return "temporary allocations";
+    case SiteRanking::kRuntimeRetained:
+      return "kept by the runtime (not leaks)";
+  }
+  return "?";
+}
+
+std::string site_figure(const CallSite& s, SiteRanking r) {
+  switch (r) {
+    case SiteRanking::kLeaked:
+    case SiteRanking::kRuntimeRetained:
+      return fmt::format("{} in {} blocks", bytes(s.leaked_bytes), s.leaked_count);
+    case SiteRanking::kPeak:
+      return bytes(s.peak_bytes);
+    case SiteRanking::kAllocated:
+      return fmt::format("{} in {} allocations", bytes(s.allocated_bytes), s.allocations);
+    case SiteRanking::kAllocations:
+      return fmt::format("{} allocations ({})", s.allocations, bytes(s.allocated_bytes));
+    case SiteRanking::kTemporary:
+      return fmt::format("{} temporary of {} allocations", s.temporary, s.allocations);
+  }
+  return {};
+}
+
+std::string frame_text(const SiteFrame& f) {
+  std::string out = frame_label(f);
+  if (!f.file.empty()) out += fmt::format(" ({}:{})", f.file, f.line);
+  if (f.inlined) out += " [inlined]";
+  return out;
+}
+
+void append_site(std::string& out, const std::string& pad, const HeapReport& r, const CallSite& s, SiteRanking k) {
+  out += fmt::format("{}  {}{}\n", pad, site_figure(s, k), s.truncated ? " (stack cut at max depth)" : "");
+  if (s.frames.empty()) out += fmt::format("{}      <no stack>\n", pad);
+  for (const std::uint32_t f : s.frames) out += fmt::format("{}      {}\n", pad, frame_text(r.sites.frames[f]));
+}
+
+}  // namespace
+
+std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t top) {
+  const std::string pad(2 * depth, ' ');
+  const HeapTotals& t = r.totals;
+  const reader::FileHeader& h = r.dump.header;
+  std::string out;
+  out += fmt::format("{}== process {} (parent {}): {}\n", pad, h.pid, h.ppid, h.exe_path);
+  out += fmt::format("{}file: {}\n", pad, r.dump.path);
+  const reader::DumpFacts& f = r.dump.facts;
+  if (r.stopped) {
+    out += fmt::format("{}dump: read up to a corrupt frame, the rest is lost: {}\n", pad, r.stopped->message);
+  } else if (f.truncated_at) {
+    out += fmt::format("{}dump: cut at offset {} ({} lost); events up to {} were read\n", pad, *f.truncated_at,
+                       bytes(f.file_bytes - *f.truncated_at), seconds(r.duration_ns));
+  } else if (!f.clean_end) {
+    out += fmt::format("{}dump: no End record (the program was killed); every frame was read\n", pad);
+  }
+  if (r.window.from_ns != 0 || r.window.to_ns) {
+    out += fmt::format("{}window: {} to {}\n", pad, seconds(r.window.from_ns),
+                       r.window.to_ns ? seconds(*r.window.to_ns) : std::string("the end"));
+  }
+  out += fmt::format("{}run time: {}, {} threads\n", pad, seconds(r.duration_ns), r.dump.threads.size());
+  out += fmt::format("{}allocations: {} ({} allocated), frees: {}, temporary: {}\n", pad, t.allocations,
+                     bytes(t.allocated_bytes), t.frees, t.temporary);
+  if (t.peak_time_ns != 0) {
+    out += fmt::format("{}peak heap: {} at {}{}; {} of it kept by the runtime\n", pad, bytes(t.peak_bytes),
+                       seconds(t.peak_time_ns - std::min(t.peak_time_ns, h.start_mono_ns)),
+                       r.rss_at_peak_bytes ? fmt::format(" (RSS {})", bytes(*r.rss_at_peak_bytes)) : std::string(),
+                       bytes(r.peak_runtime_bytes));
+  }
+  out += fmt::format("{}leaked: {} in {} blocks; kept by the runtime: {} in {} blocks\n", pad, bytes(r.leaked_bytes),
+                     r.leaked_count, bytes(r.runtime_retained_bytes), r.runtime_retained_count);
+  if (t.unmatched_frees != 0) {
+    out += fmt::format("{}frees of blocks allocated before recording: {}\n", pad, t.unmatched_frees);
+  }
+  for (const SiteRanking k : kAllRankings) {
+    const std::vector<std::size_t> sites = top_sites(r, k, top);
+    if (sites.empty()) continue;
+    out += fmt::format("\n{}top call sites by {}:\n", pad, ranking_title(k));
+    for (const std::size_t i : sites) append_site(out, pad, r, r.sites.sites[i], k);
+  }
+  return out;
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,76 @@
+// Workers resolve without holding any lock: each borrows a resolver of its
+// own (libdwfl handles are single-threaded) and publishes its results into
+// the cache under one exclusive lock per batch.
+#include "symbolize/module_state.h"
+
+namespace memrec::analyzer {
+
+ModuleState::ModuleState(const SymbolizeModule& module, std::span<const std::string> debug_dirs)
+    : module_{module.path, module.build_id, 0, module.segments}, debug_dirs_(debug_dirs.begin(), debug_dirs.end()) {}
+
+const ModuleSource& ModuleState::source() {
+  std::call_once(located_, [&] {
+    source_ = locate_module(module_, debug_dirs_);
+    if (source_.warning) warn(*source_.warning);
+  });
+  return source_;
+}
+
+std::unique_ptr<ModuleResolver> ModuleState::acquire() {
+  const ModuleSource& src = source();
+  if (src.kind == SourceKind::kNone) return nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    if (broken_) return nullptr;
+    if (!idle_.empty()) {
+      std::unique_ptr<ModuleResolver> r = std::move(idle_.back());
+      idle_.pop_back();
+      return r;
+    }
+  }
+  // Opened outside the lock: loading a large file must not stall the other
+  // workers of this module, who may have resolvers to give back.
+  auto opened = ModuleResolver::open(src, debug_dirs_);
+  if (opened) return std::move(*opened);
+  std::lock_guard lock(mutex_);
+  if (!broken_) {
+    broken_ = true;
+    warn(opened.error().message + "; its frames show as module+offset");
+  }
+  return nullptr;
+}
+
+void ModuleState::release(std::unique_ptr<ModuleResolver> resolver) {
+  if (resolver == nullptr) return;
+  std::lock_guard lock(mutex_);
+  idle_.push_back(std::move(resolver));
+}
+
+void ModuleState::warn(std::string message) {
+  std::lock_guard lock(warnings_mutex_);
+  warnings_.push_back(std::move(message));
+}
+
+std::vector<std::string> ModuleState::warnings() const {
+  std::lock_guard lock(warnings_mutex_);
+  return warnings_;
+}
+
+void ModuleState::resolve(std::span<const std::uint64_t> offsets) {
+  std::vector<std::vector<SourceFrame>> found(offsets.size());
+  std::unique_ptr<ModuleResolver> resolver = acquire();
+  for (std::size_t i = 0; i < offsets.size(); ++i) {
+    found[i] = resolver ? resolver->resolve(offsets[i]) : std::vector<SourceFrame>(1);
+  }
+  release(std::move(resolver));
+  std::unique_lock lock(cache_mutex_);
+  for (std::size_t i = 0; i < offsets.size(); ++i) cache_.try_emplace(offsets[i], std::move(found[i]));
+}
+
+const std::vector<SourceFrame>* ModuleState::cached(std::uint64_t offset) const {
+  std::shared_lock lock(cache_mutex_);
+  const auto it = cache_.find(offset);
+  return it == cache_.end() ? nullptr : &it->second;
+}
+
+}  // namespace memrec::analyzer

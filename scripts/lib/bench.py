@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""scripts/bench: memrec against heaptrack on allocation-heavy workloads.
+
+Run through scripts/bench, which builds first. For each repetition and each
+workload it runs the program without a profiler, under heaptrack and under
+memrec (the order rotates between repetitions), then heaptrack_print and the
+memrec analyzer on that repetition's files, measuring every process with
+os.wait4 (wall time, user+sys time, ru_maxrss). It writes medians and min–max
+to docs/PERFORMANCE.md below the generated-part marker. --quick runs tiny sizes
+once and writes BUILD/bench-quick.md instead, for ./scripts/test (--only:
+BUILD/bench-partial.md); --perf profiles memrec on churn-1t with perf instead.
+Standard library only.
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_measure as measure  # noqa: E402
+import bench_report as report  # noqa: E402
+import bench_workloads as workloads_mod  # noqa: E402
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join(REPO, "docs", "PERFORMANCE.md")
+MODES = ("base", "heaptrack", "memrec")
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(prog="scripts/bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true",
+                        help="tiny sizes, 1 repetition, output to a temporary file (what ./scripts/test runs)")
+    parser.add_argument("--reps", type=int, default=None, help="repetitions (default 5; 1 with --quick)")
+    parser.add_argument("--only", action="append", default=[], metavar="NAME",
+                        help="run only this workload or group (churn, depth, program); repeatable")
+    parser.add_argument("--output", help="markdown file to write (default docs/PERFORMANCE.md; "
+                        "BUILD/bench-quick.md with --quick, BUILD/bench-partial.md with --only)")
+    parser.add_argument("--perf", action="store_true",
+                        help="instead of benchmarking, profile memrec on churn-1t with perf record and print "
+                        "the hottest symbols")
+    parser.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="meson build directory")
+    args = parser.parse_args(argv)
+    if args.reps is None:
+        args.reps = 1 if args.quick else 5
+    if args.reps < 1:
+        parser.error("--reps must be at least 1")
+    return args
+
+
+def say(text):
+    print(text, flush=True)
+
+
+def tool_paths(build_dir):
+    paths = {"memrec": os.path.join(build_dir, "analyzer", "memrec"),
+             "preload": os.path.join(build_dir, "preload", "libmemrec.so"),
+             "churn": os.path.join(build_dir, "bench", "churn")}
+    missing = [p for p in paths.values() if not os.path.exists(p)]
+    missing += [p for p in (measure.HEAPTRACK_PRELOAD, measure.HEAPTRACK_INTERPRET) if not os.path.exists(p)]
+    missing += [t for t in ("heaptrack_print", "zstd", "g++", "sqlite3") if shutil.which(t) is None]
+    if missing:
+        raise measure.BenchError("missing: " + ", ".join(missing) +
+                                 " (scripts/setup installs the Debian packages; scripts/bench builds the rest)")
+    return paths
+
+
+def first_line(argv):
+    try:
+        out = subprocess.run(argv, capture_output=True, text=True, env=measure.clean_env())
+        return (out.stdout or out.stderr).strip().splitlines()[0]
+    except (OSError, IndexError):
+        return "unknown"
+
+
+def environment_lines(load_before):
+    commit = first_line(["git", "-C", REPO, "describe", "--always", "--dirty"])
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    load_after = os.getloadavg()[0]
+    return [
+        f"Measured {datetime.date.today().isoformat()} on {cpu}, {os.cpu_count()} cores, {mem_gib:.0f} GiB, "
+        f"Linux {platform.release()}; memrec {commit}; {first_line(['heaptrack', '--version'])}; "
+        f"{first_line(['g++', '--version'])}; sqlite {first_line(['sqlite3', '--version']).split()[0]}; "
+        f"{first_line(['/usr/bin/python3', '--version'])}. "
+        f"1-minute load average {load_before:.1f} before the run, {load_after:.1f} after.",
+    ]
+
+
+def run_once(workload, mode, paths, work_dir, rep):
+    log = os.path.join(work_dir, f"{workload.name}.{mode}")
+    if mode == "base":
+        return {"base": measure.run_baseline(workload, log)}
+    if mode == "heaptrack":
+        whole, target, path = measure.run_heaptrack(workload, work_dir, log)
+        return {"heaptrack": whole, "heaptrack_target": target, "heaptrack_file": path}
+    run, dumps = measure.run_memrec(workload, paths["preload"], work_dir, log)
+    return {"memrec": run, "memrec_files": dumps}
+
+
+def run_repetition(workload, paths, command, work_dir, rep, result):
+    modes = MODES[rep % 3:] + MODES[:rep % 3]  # rotate, so no mode always runs first
+    runs = {}
+    for mode in modes:
+        runs.update(run_once(workload, mode, paths, work_dir, rep))
+    ht_file, mr_files = runs.pop("heaptrack_file"), runs.pop("memrec_files")
+    log = os.path.join(work_dir, workload.name)
+    runs["heaptrack_print"] = measure.run_heaptrack_print(ht_file, log + ".heaptrack_print")
+    runs["memrec_analyzer"] = measure.run_memrec_analyzer(paths["memrec"], command, mr_files, log + ".analyzer")
+    entry = {k: vars(v) for k, v in runs.items()}
+    entry["heaptrack_bytes"] = measure.file_bytes([ht_file])
+    entry["memrec_bytes"] = measure.file_bytes(mr_files)
+    if "counts" not in result:  # deterministic workloads: one repetition's counts stand for all
+        result["counts"] = {"memrec": measure.memrec_counts(paths["memrec"], mr_files),
+                            "heaptrack": measure.heaptrack_counts(ht_file)}
+    for path in [ht_file, *mr_files]:
+        os.unlink(path)
+    result["reps"].append(entry)
+    say(f"  {workload.name:<9} base {entry['base']['wall_s']:.2f} s, heaptrack {entry['heaptrack']['wall_s']:.2f} s, "
+        f"memrec {entry['memrec']['wall_s']:.2f} s; heaptrack_print {entry['heaptrack_print']['wall_s']:.2f} s, "
+        f"memrec {command} {entry['memrec_analyzer']['wall_s']:.2f} s")
+
+
+def benchmark(args, paths, work_dir):
+    chosen = workloads_mod.select(
+        workloads_mod.all_workloads(REPO, args.build_dir, work_dir, args.quick), args.only)
+    command = measure.memrec_analyzer_command(paths["memrec"])
+    load_before = os.getloadavg()[0]
+    results = {w.name: {"group": w.group, "describe": w.describe, "stack_frames": w.stack_frames, "reps": []}
+               for w in chosen}
+    if not args.quick:
+        say("== warm-up: each workload once without a profiler ==")
+        for w in chosen:
+            measure.run_baseline(w, os.path.join(work_dir, w.name + ".warmup"))
+    for rep in range(args.reps):
+        say(f"== repetition {rep + 1}/{args.reps} ==")
+        for w in chosen:
+            run_repetition(w, paths, command, work_dir, rep, results[w.name])
+    raw = os.path.join(args.build_dir, "bench-results.json")
+    with open(raw, "w") as f:
+        json.dump(results, f, indent=1)
+    generated = report.render(results, environment_lines(load_before), command, args.reps)
+    output = args.output
+    if output is None:
+        scratch = "bench-quick.md" if args.quick else "bench-partial.md"
+        output = os.path.join(args.build_dir, scratch) if args.quick or args.only else DOC
+    report.write_document(output, generated)
+    say(f"Raw results: {raw}")
+    say(f"Wrote {output}")
+    if args.quick:
+        check_quick(output, results)
+
+
+def check_quick(path, results):
+    """The quick run's job: prove that every table got a row per workload."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    missing = [name for name in results if f"`{name}`" not in text]
+    if missing or report.GENERATED_MARKER not in text or "### Targets" not in text:
+        raise measure.BenchError(f"{path} lacks rows for {', '.join(missing) or 'the targets'}")
+
+
+def profile(args, paths, work_dir):
+    """perf record -g on churn-1t under memrec; prints the hottest symbols."""
+    import bench_profile  # noqa: E402 - only this mode needs it
+    workload = workloads_mod.select(
+        workloads_mod.all_workloads(REPO, args.build_dir, work_dir, args.quick), ["churn-1t"])[0]
+    bench_profile.perf_profile(workload, paths["preload"], work_dir, os.path.join(args.build_dir, "bench-perf.data"))
+
+
+def main(argv):
+    args = parse_args(argv)
+    args.build_dir = os.path.abspath(args.build_dir)
+    started = time.monotonic()
+    work_dir = tempfile.mkdtemp(prefix="memrec-bench.")
+    try:
+        paths = tool_paths(args.build_dir)
+        if args.perf:
+            profile(args, paths, work_dir)
+        else:
+            benchmark(args, paths, work_dir)
+    except (measure.BenchError, ValueError, subprocess.CalledProcessError) as error:
+        print(f"scripts/bench: {error}", file=sys.stderr)
+        print(f"scripts/bench: logs are in {work_dir}", file=sys.stderr)
+        return 1
+    shutil.rmtree(work_dir, ignore_errors=True)  # kept above when something failed, for its logs
+    say(f"scripts/bench: done in {time.monotonic() - started:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

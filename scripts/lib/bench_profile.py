@@ -1,0 +1,42 @@
+"""`scripts/bench --perf`: where memrec spends the time of churn-1t.
+
+Records the workload under libmemrec.so with `perf record -g` (frame-pointer
+call graphs; the self-time ranking below does not need them) and prints the
+share of samples per shared object, then the hottest symbols, self time, all
+threads (the writer thread included). Used by bench.py only.
+"""
+
+import os
+import subprocess
+
+import bench_measure as measure
+
+
+def _perf(args):
+    result = subprocess.run(["perf", *args], capture_output=True, text=True, env=measure.clean_env())
+    if result.returncode != 0:
+        raise measure.BenchError(f"perf {' '.join(args)} failed: {result.stderr.strip()[-2000:]}")
+    return result.stdout
+
+
+def _report_lines(data, sort, limit, extra=()):
+    text = _perf(["report", "-i", data, "--stdio", "--no-children", "--sort", sort, "--percent-limit", str(limit),
+                  *extra])
+    return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+
+def perf_profile(workload, preload, work_dir, data):
+    output = os.path.join(work_dir, "memrec.perf.%p.dat")
+    # perf itself must not run under the preload: env(1) hands it to the target only.
+    target = ["env", f"LD_PRELOAD={preload}", f"MEMREC_OUTPUT={output}", *workload.argv]
+    _perf(["record", "-g", "-F", "4000", "-o", data, "--", *target])
+    print(f"== perf: samples by shared object ({workload.name} under memrec: {workload.describe}) ==")
+    for line in _report_lines(data, "dso", 0.5, ["-g", "none"]):
+        print(line)
+    print("== perf: hottest symbols, self time, all threads ==")
+    for line in _report_lines(data, "dso,sym", 0.5, ["-g", "none"])[:40]:
+        print(line)
+    print(f"== perf: hottest symbols in {os.path.basename(preload)} ==")
+    for line in _report_lines(data, "sym", 0.2, ["-g", "none", "--dsos", os.path.basename(preload)])[:30]:
+        print(line)
+    print(f"(`perf report -i {data}` explores the profile further)")

@@ -1,0 +1,354 @@
+"""Hostile input to the `memrec` command: files that are empty, zero-filled,
+foreign, newer, damaged, cut, crafted to break limits, directories or missing.
+
+Given such a file, when `memrec info` (text and --json) reads it, then it
+either reads what is data (a dump cut inside a frame or ending in zeros is a
+crashed recording: FORMAT.md, "Frames") and exits 0, or prints exactly one
+line `memrec: FILE: ...` naming the file, and exits 2. Never a crash, an
+internal error, sanitizer output or a hang: every run has a timeout.
+
+Crafted frames are built here byte by byte (FORMAT.md, "Records"), inside
+zstd frames of raw blocks (RFC 8878, 3.1.1), so no zstd module is needed.
+"""
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+import memrec_support as support
+
+# Seconds one `memrec` run may take on these small inputs.
+TIMEOUT_S = min(support.TIMEOUT_S, 30.0)
+
+# Every subcommand that reads dumps, as argv after `memrec`: each hostile case
+# runs under each of them. Add `memrec report` here when it lands.
+READERS = [
+    pytest.param(["info"], id="info"),
+    pytest.param(["info", "--json"], id="info-json"),
+]
+
+EXIT_OK, EXIT_BAD_INPUT = 0, 2
+
+# --- bytes of the format (FORMAT.md) ---------------------------------------
+
+
+def varint(value: int) -> bytes:
+    out = bytearray()
+    while True:
+        low7, value = value & 0x7F, value >> 7
+        out.append(low7 | (0x80 if value else 0))
+        if not value:
+            return bytes(out)
+
+
+def zz(value: int) -> bytes:
+    """A signed delta: zigzag of the wrapping 64-bit value."""
+    value &= (1 << 64) - 1
+    signed = value - (1 << 64) if value >> 63 else value
+    return varint(((signed << 1) ^ (signed >> 63)) & ((1 << 64) - 1))
+
+
+def string(data: bytes) -> bytes:
+    return varint(len(data)) + data
+
+
+def zstd_raw(payload: bytes) -> bytes:
+    """A zstd frame holding `payload` in raw blocks: magic, a single-segment
+    descriptor with an 8-byte content size, no checksum (RFC 8878, 3.1.1)."""
+    out = bytearray(struct.pack("<IB", 0xFD2FB528, 0xE0) + struct.pack("<Q", len(payload)))
+    blocks = [payload[i:i + 128 * 1024] for i in range(0, len(payload), 128 * 1024)] or [b""]
+    for n, block in enumerate(blocks):
+        last = 1 if n == len(blocks) - 1 else 0
+        out += struct.pack("<I", last | (len(block) << 3))[:3] + block
+    return bytes(out)
+
+
+def frame(payload: bytes, decompressed: int | None = None) -> bytes:
+    """An MRFZ envelope around zstd_raw(payload); `decompressed` overrides D."""
+    z = zstd_raw(payload)
+    return b"MRFZ" + struct.pack("<II", len(z), len(payload) if decompressed is None else decompressed) + z
+
+
+def header(version: int = 1, body: bytes | None = None) -> bytes:
+    if body is None:
+        body = (varint(4242) + varint(1) + varint(1_700_000_000 * 10**9) + varint(10**9) + varint(4096) +
+                string(b"/hostile/exe") + string(b"hostile\0") + varint(0))
+    return b"MEMRECDT" + struct.pack("<HHI", version, 0, len(body)) + body
+
+
+THREAD = b"\x01" + varint(7)
+END = b"\x11" + zz(10)
+
+
+def alloc(dt: int, daddr: int, size: int, dstack: int = 0) -> bytes:
+    return b"\x20" + zz(dt) + zz(daddr) + varint(size) + zz(dstack)
+
+
+# --- fixtures ----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def real_dump(build, tmp_path_factory) -> bytes:
+    """The bytes of a clean recording of leak_three: one or more frames, End."""
+    run = support.record(build, "leak_three", tmp_path=tmp_path_factory.mktemp("hostile-real"))
+    assert run.returncode == 0 and len(run.dats) == 1, run.describe()
+    return run.dats[0].read_bytes()
+
+
+def header_size(dump: bytes) -> int:
+    return 16 + struct.unpack_from("<I", dump, 12)[0]
+
+
+def frame_offsets(dump: bytes) -> list[int]:
+    at, offsets = header_size(dump), []
+    while at < len(dump):
+        offsets.append(at)
+        at += 12 + struct.unpack_from("<I", dump, at + 4)[0]
+    return offsets
+
+
+def run_memrec(build, argv: list[str], cwd: Path) -> support.Run:
+    """`memrec ARGV` in `cwd`, failing the test past TIMEOUT_S."""
+    full = [str(build.memrec), *argv]
+    return support.finish(support.start(full, support.clean_env(), cwd=cwd), full, TIMEOUT_S)
+
+
+def assert_no_crash(run: support.Run) -> None:
+    assert run.returncode >= 0, f"killed by signal {-run.returncode}\n{run.describe()}"
+    for sign in ("internal error", "Sanitizer", "runtime error", "terminate called", "Traceback"):
+        assert sign not in run.stderr, run.describe()
+
+
+def assert_rejected(run: support.Run, name: str, *phrases: str) -> None:
+    """Exit 2 and exactly one stderr line, `memrec: NAME: ...` with `phrases`."""
+    assert_no_crash(run)
+    assert run.returncode == EXIT_BAD_INPUT, run.describe()
+    lines = [line for line in run.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, f"expected one line on stderr\n{run.describe()}"
+    assert lines[0].startswith(f"memrec: {name}: "), run.describe()
+    for phrase in phrases:
+        assert phrase in lines[0], f"{phrase!r} missing\n{run.describe()}"
+
+
+def read_as(build, reader: list[str], tmp_path: Path, data: bytes, name: str = "hostile.dat") -> support.Run:
+    (tmp_path / name).write_bytes(data)
+    return run_memrec(build, [*reader, name], tmp_path)
+
+
+# --- files that are not dumps ---------------------------------------------------
+
+NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
+    "empty": (lambda: b"", ("empty",)),
+    "zero-filled": (lambda: bytes(64 * 1024), ("not a memrec dump",)),
+    "one zero byte": (lambda: b"\0", ("not a memrec dump",)),
+    "text": (lambda: b"hello, this is not a dump\n" * 50, ("not a memrec dump",)),
+    "wrong magic, right layout": (lambda: b"MEMRECDX" + header()[8:] + frame(THREAD + END), ("not a memrec dump",)),
+    "half a magic": (lambda: b"MEMR", ("ends inside its file header",)),
+    "cut inside the prefix": (lambda: header()[:13], ("ends inside its file header",)),
+    "cut inside the body": (lambda: header()[:-3], ("ends inside its file header",)),
+    "body length over 1 MiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, (1 << 20) + 1) + bytes(64),
+                               ("corrupt file header",)),
+    "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
+    "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
+    "newer version": (lambda: header(version=2) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
+    "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
+    "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
+                                   ("corrupt file header",)),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("case", list(NOT_DUMPS))
+def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_path, reader, case):
+    make, phrases = NOT_DUMPS[case]
+    run = read_as(build, reader, tmp_path, make())
+    assert_rejected(run, "hostile.dat", *phrases)
+    assert run.stdout.strip() in ("", "[]"), run.describe()
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
+    newer = real_dump[:8] + struct.pack("<H", 2) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v2 is newer", "upgrade")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_directory_is_named_and_exits_2(build, memrec_cli, tmp_path, reader):
+    (tmp_path / "dumps.dat").mkdir()
+    assert_rejected(run_memrec(build, [*reader, "dumps.dat"], tmp_path), "dumps.dat", "directory")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_missing_file_is_named_and_exits_2(build, memrec_cli, tmp_path, reader):
+    assert_rejected(run_memrec(build, [*reader, "no/such.dat"], tmp_path), "no/such.dat", "no such file")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_dev_null_is_an_empty_input(build, memrec_cli, tmp_path, reader):
+    assert_rejected(run_memrec(build, [*reader, os.devnull], tmp_path), os.devnull, "empty")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_an_executable_is_not_a_dump(build, memrec_cli, tmp_path, reader):
+    path = str(build.memrec)
+    assert_rejected(run_memrec(build, [*reader, path], tmp_path), path, "not a memrec dump")
+
+
+# --- damaged real dumps -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_flipped_byte_in_a_frame_is_corrupt_at_its_offset(build, memrec_cli, tmp_path, reader, real_dump):
+    first = frame_offsets(real_dump)[0]
+    for where in (first + 12 + 20, len(real_dump) - 2):  # zstd data; its checksum
+        damaged = bytearray(real_dump)
+        damaged[where] ^= 0x5A
+        run = read_as(build, reader, tmp_path, bytes(damaged))
+        offset = max(o for o in frame_offsets(real_dump) if o <= where)
+        assert_rejected(run, "hostile.dat", "corrupt frame", f"offset {offset}")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_damaged_envelope_is_corrupt(build, memrec_cli, tmp_path, reader, real_dump):
+    at = frame_offsets(real_dump)[0]
+    bad_tag = real_dump[:at] + b"MRFX" + real_dump[at + 4:]
+    assert_rejected(read_as(build, reader, tmp_path, bad_tag), "hostile.dat", "no MRFZ tag", f"offset {at}")
+    for field in (4, 8):  # compressed size, decompressed size
+        huge = bytearray(real_dump)
+        struct.pack_into("<I", huge, at + field, 0x7FFFFFFF)
+        assert_rejected(read_as(build, reader, tmp_path, bytes(huge)), "hostile.dat", "over the", "limit")
+    wrong_size = bytearray(real_dump)
+    struct.pack_into("<I", wrong_size, at + 8, struct.unpack_from("<I", real_dump, at + 8)[0] + 1)
+    assert_rejected(read_as(build, reader, tmp_path, bytes(wrong_size)), "hostile.dat", "corrupt frame")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_bytes_after_the_clean_end_are_corrupt(build, memrec_cli, tmp_path, reader, real_dump):
+    run = read_as(build, reader, tmp_path, real_dump + b"trailing garbage")
+    assert_rejected(run, "hostile.dat", "corrupt frame", f"offset {len(real_dump)}")
+
+
+def test_a_dump_cut_anywhere_in_its_frames_reads_up_to_the_cut(build, memrec_cli, tmp_path, real_dump):
+    """FORMAT.md: a file cut anywhere (SIGKILL, a full disk) reads up to its
+    last complete frame. Cut at the header's end, inside the envelope, inside
+    the zstd data, and one byte short of the end."""
+    first = header_size(real_dump)
+    for cut in (first, first + 3, first + 12, (first + len(real_dump)) // 2, len(real_dump) - 1):
+        run = read_as(build, ["info", "--json"], tmp_path, real_dump[:cut])
+        assert_no_crash(run)
+        assert run.returncode == EXIT_OK, run.describe()
+        info = support.json.loads(run.stdout)
+        assert info["clean_end"] is False
+        assert info["truncated_at"] is None if cut == first else info["truncated_at"] <= cut
+
+
+def test_a_zero_tail_reads_as_a_cut(build, memrec_cli, tmp_path, real_dump):
+    """Power loss leaves a file extended with zeros: truncation, not corruption."""
+    last = frame_offsets(real_dump)[-1]
+    for zeros_from in (last, last + 5, last + 12 + 4):
+        data = real_dump[:zeros_from] + bytes(len(real_dump) - zeros_from + 4096)
+        run = read_as(build, ["info", "--json"], tmp_path, data)
+        assert_no_crash(run)
+        assert run.returncode == EXIT_OK, run.describe()
+        assert support.json.loads(run.stdout)["truncated_at"] == last
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_one_bad_file_among_good_ones_is_named_and_exits_2(build, memrec_cli, tmp_path, reader, real_dump):
+    (tmp_path / "good.dat").write_bytes(real_dump)
+    (tmp_path / "bad.dat").write_bytes(b"MEMRECDT" + bytes(8))
+    run = run_memrec(build, [*reader, "good.dat", "bad.dat", "good.dat"], tmp_path)
+    assert_rejected(run, "bad.dat")
+
+
+# --- crafted frames: the decoder's limits -------------------------------------------
+
+CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {
+    "unknown tag": (THREAD + b"\x7f" + END, "unknown record tag"),
+    "alloc tag with an unknown function": (THREAD + b"\x2f" + bytes(4), "unknown record tag"),
+    "event before any Thread": (alloc(1, 0x1000, 8) + THREAD + END, "before any Thread"),
+    "record cut by the frame's end": (THREAD + b"\x20" + zz(1), "runs off the end"),
+    "varint longer than 64 bits": (b"\x01" + b"\xff" * 10 + b"\x01", "longer than 64 bits"),
+    "stack deeper than 1024": (b"\x08" + varint(1) + varint(1) + b"\0" + varint(1025) + b"\x02" * 1025,
+                               "deeper than"),
+    "stack depth past the frame": (b"\x08" + varint(1) + varint(1) + b"\0" + varint(1000), "runs off the end"),
+    "stack id over 32 bits": (b"\x08" + varint(1 << 33) + varint(1) + b"\0" + varint(0), "over 32 bits"),
+    "thread name over 64 KiB": (b"\x0c" + varint(7) + string(b"n" * (64 * 1024 + 1)), "longer than the format"),
+    "string length past the frame": (b"\x0c" + varint(7) + varint(500) + b"abc", "runs off the end"),
+    "module segment count past the frame": (b"\x09" + varint(1) + varint(1) + string(b"/lib") + varint(0) +
+                                            string(b"") + varint(1 << 50), "exceeds the frame"),
+    "counter count past the frame": (b"\x10" + varint(1 << 40) + varint(1) * 4, "exceeds the frame"),
+    "realloc with an unknown function": (THREAD + b"\x04\x63" + zz(1) + zz(1) + varint(1) + zz(1) + varint(1) +
+                                         zz(0), "unknown function"),
+    "recording flag 7": (b"\x0f" + zz(1) + b"\x07", "neither 0 nor 1"),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("case", list(CORRUPT_FRAMES))
+def test_a_frame_that_does_not_decode_is_corrupt_at_its_offset(build, memrec_cli, tmp_path, reader, case):
+    payload, phrase = CORRUPT_FRAMES[case]
+    good = frame(THREAD + alloc(5, 0x1000, 64))
+    data = header() + good + frame(payload)
+    run = read_as(build, reader, tmp_path, data)
+    assert_rejected(run, "hostile.dat", "corrupt frame", f"offset {len(header()) + len(good)}", phrase)
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_frame_smaller_than_its_envelope_says_is_corrupt(build, memrec_cli, tmp_path, reader):
+    data = header() + frame(THREAD + END, decompressed=100)
+    assert_rejected(read_as(build, reader, tmp_path, data), "hostile.dat", "corrupt frame", "envelope says 100")
+
+
+def test_a_crafted_clean_dump_reads(build, memrec_cli, tmp_path):
+    """The builders above make dumps memrec accepts: the cases above fail for
+    the reason they name, not because the crafting is wrong."""
+    data = header() + frame(THREAD + b"\x0b" + varint(7) + zz(1) + string(b"main") + alloc(5, 0x1000, 64) + END)
+    run = read_as(build, ["info", "--json"], tmp_path, data)
+    assert run.returncode == EXIT_OK, run.describe()
+    info = support.json.loads(run.stdout)
+    assert info["clean_end"] is True and info["counts"]["alloc"] == 1
+    assert info["heap"]["live_bytes"] == 64
+
+
+# --- crafted frames that decode but make no sense -------------------------------------
+
+TOP = (1 << 64) - 1
+NONSENSE_FRAMES: dict[str, bytes] = {
+    "alloc of a stack never defined": THREAD + alloc(1, 0x1000, 64, dstack=12345) + END,
+    "alloc at the top of the address space": THREAD + alloc(1, TOP - 7, TOP) + END,
+    "the same address allocated twice": THREAD + alloc(1, 0x1000, 64) + alloc(1, 0, 64) + END,
+    "free of an unknown address": THREAD + b"\x03" + zz(1) + zz(0xdead) + END,
+    "time running backwards": THREAD + alloc(1000, 0x1000, 8) + alloc(-(1 << 62), 16, 8) + END,
+    "mmap wrapping past the top": THREAD + b"\x05" + zz(1) + zz(TOP - 4095) + varint(1 << 40) + varint(3) +
+    varint(0x22) + zz(0) + b"\x06" + zz(1) + zz(-4096) + varint(TOP) + END,
+    "munmap of everything": THREAD + b"\x06" + zz(1) + zz(0) + varint(TOP) + END,
+    "mremap to a zero size": THREAD + b"\x07" + zz(1) + zz(0x5000) + varint(4096) + varint(1) + zz(0) +
+    varint(0) + zz(0) + END,
+    "realloc of a huge size": THREAD + b"\x04\x02" + zz(1) + zz(0x1000) + varint(1) + zz(0) + varint(TOP) +
+    zz(0) + END,
+    "module with wrapping segments": b"\x09" + varint(1) + varint(1) + string(b"/no/such/lib.so") +
+    varint(TOP) + string(b"\xff" * 20) + varint(2) + (varint(TOP) + varint(TOP) + varint(TOP) + b"\x07") * 2 + END,
+    "stack of addresses past any module": b"\x08" + varint(1) + varint(99) + b"\x01" + varint(3) +
+    zz(TOP) + zz(-1) + zz(1 << 62) + THREAD + alloc(1, 0x1000, 8, dstack=1) + END,
+    "module unloaded before it loads": b"\x0a" + varint(3) + varint(0) + END,
+    "thread exit of a thread never seen": b"\x0d" + varint(99) + zz(1) + END,
+    "counters with unknown keys": b"\x10" + varint(2) + varint(1 << 60) + varint(TOP) + varint(99) + varint(1) + END,
+    "records after End": THREAD + END + alloc(1, 0x1000, 8) + END,
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("case", list(NONSENSE_FRAMES))
+def test_records_that_make_no_sense_never_crash_the_analyzer(build, memrec_cli, tmp_path, reader, case):
+    """Frames that decode but describe the impossible: the analyzer may read
+    them (exit 0) or reject the file (exit 2, one line), but never crash."""
+    run = read_as(build, reader, tmp_path, header() + frame(NONSENSE_FRAMES[case]))
+    assert_no_crash(run)
+    if run.returncode != EXIT_OK:
+        assert_rejected(run, "hostile.dat")

@@ -1,0 +1,308 @@
+#!/usr/bin/python3
+"""The runtime half of scripts/stress (stdlib only): runs programs under
+libmemrec.so in ways that are too slow for ./scripts/test, checks every dump
+with `memrec info --json`, and prints one summary table.
+
+  sigkill   sigkill_loop (4 threads allocating) SIGKILLed at a random moment,
+            --kills times: each dump reads, is cut (no End), and lost at most
+            the last second of events (the recorder writes a frame a second)
+  threads   cross_free_threads: --threads threads at once, every block freed
+            by another thread than its malloc: no unmatched free, exact leaks
+  forks     fork_storm --forks children without exec, then with exec, while a
+            thread allocates: every process's dump reads, ends cleanly, and
+            holds exactly its own leak
+
+Every process runs in a session of its own with a timeout; a hang fails its
+scenario. Exits 1 if any scenario (or the fuzz run passed in by scripts/stress)
+failed.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import functools
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+TIMEOUT_S = 600
+# The recorder writes a frame at least once a second; allow the writer thread
+# this much more to compress and write it on a loaded machine.
+LOSS_SLACK_S = 0.25
+
+
+@dataclasses.dataclass
+class Row:
+    scenario: str
+    runs: str
+    ok: bool
+    details: str
+    seconds: float = 0.0
+
+
+@dataclasses.dataclass
+class Finished:
+    pid: int
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+def clean_env(extra: dict[str, str]) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMREC_") and k != "LD_PRELOAD"}
+    env["LC_ALL"] = "C"
+    env.update(extra)
+    return env
+
+
+def kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def start(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> subprocess.Popen:
+    return subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True, text=True, errors="replace")
+
+
+def finish(proc: subprocess.Popen, timeout: float = TIMEOUT_S) -> Finished:
+    """Waits for `proc`; past `timeout` kills its session and raises."""
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc)
+        proc.communicate()
+        raise RuntimeError(f"{proc.args[0]} hung: killed after {timeout} s") from None
+    kill_group(proc)  # children that outlived it
+    return Finished(proc.pid, proc.returncode, out, err)
+
+
+class Stress:
+    def __init__(self, build: Path, programs: Path, work: Path):
+        self.build = build
+        self.programs = programs  # where scripts/stress compiled tests/stress/*.c
+        self.work = work
+        self.memrec = build / "analyzer" / "memrec"
+        self.preload = build / "preload" / "libmemrec.so"
+
+    def out_dir(self, name: str) -> Path:
+        path = Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.work))
+        return path
+
+    def record(self, argv: list[str], out_dir: Path) -> subprocess.Popen:
+        env = clean_env({"LD_PRELOAD": str(self.preload), "MEMREC_OUTPUT": str(out_dir / "%e.%p.dat")})
+        return start(argv, env, cwd=out_dir)
+
+    def info(self, dats: list[Path]) -> list[dict]:
+        """`memrec info --json` of the dumps; raises unless it exits 0."""
+        run = finish(start([str(self.memrec), "info", "--json", *map(str, dats)], clean_env({})))
+        if run.returncode != 0:
+            raise RuntimeError(f"memrec info exited {run.returncode}: {run.stderr.strip()[:300]}")
+        result = json.loads(run.stdout)
+        return result if isinstance(result, list) else [result]
+
+    # --- function names, as the integration tests get them ------------------
+
+    @staticmethod
+    @functools.lru_cache(maxsize=None)
+    def function_at(module: str, offset: int) -> str:
+        out = subprocess.run(["addr2line", "-f", "-e", module, hex(offset - 1)], capture_output=True, text=True,
+                             timeout=60, check=False).stdout
+        return (out.splitlines() or ["??"])[0].strip()
+
+    def leaks_by_function(self, dump: dict, exe: Path) -> dict[str, tuple[int, int]]:
+        """{function: (count, bytes)} by the innermost frame in `exe`."""
+        result: dict[str, tuple[int, int]] = {}
+        real = os.path.realpath(exe)
+        for leak in dump["leaks"]:
+            frame = next((f for f in leak["frames"] if f.get("module") and os.path.realpath(f["module"]) == real),
+                         None)
+            if frame is None:
+                continue
+            name = self.function_at(frame["module"], int(frame["offset"]))
+            count, size = result.get(name, (0, 0))
+            result[name] = (count + leak["count"], size + leak["bytes"])
+        return result
+
+    # --- scenarios --------------------------------------------------------------
+
+    def sigkill(self, kills: int, rng: random.Random) -> Row:
+        exe = self.build / "tests" / "programs" / "sigkill_loop"
+        read = cut = 0
+        worst_loss_s = 0.0
+        problems: list[str] = []
+        for i in range(kills):
+            out_dir = self.out_dir(f"sigkill-{i}")
+            proc = self.record([str(exe)], out_dir)
+            try:
+                time.sleep(rng.uniform(0.05, 4.0))
+                killed_at_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the dump's clock
+                os.kill(proc.pid, signal.SIGKILL)
+                run = finish(proc, 60)
+            finally:
+                kill_group(proc)
+            dats = sorted(out_dir.iterdir())
+            if run.returncode != -signal.SIGKILL or len(dats) != 1:
+                problems.append(f"run {i}: exit {run.returncode}, {len(dats)} dumps")
+                continue
+            try:
+                dump = self.info(dats)[0]
+            except RuntimeError as error:
+                problems.append(f"run {i}: {error}")
+                continue
+            read += 1
+            cut += dump["clean_end"] is False
+            # The last event in the dump against the kill: what was lost.
+            last_event_ns = dump["header"]["start_mono_ns"] + dump["duration_ns"]
+            loss_s = max(0.0, (killed_at_ns - last_event_ns) / 1e9)
+            worst_loss_s = max(worst_loss_s, loss_s)
+            if loss_s > 1.0 + LOSS_SLACK_S:
+                problems.append(f"run {i}: lost the last {loss_s:.2f} s")
+            # And the program's own count: every allocation made more than that
+            # before the kill is in the dump.
+            markers = [tuple(map(int, line.split()[1:])) for line in run.stdout.splitlines()
+                       if line.startswith("marker ")]
+            old = [count for when_ns, count in markers if when_ns <= killed_at_ns - (1.0 + LOSS_SLACK_S) * 1e9]
+            if old and dump["counts"]["alloc"] < old[-1]:
+                problems.append(f"run {i}: {dump['counts']['alloc']} allocs recorded, {old[-1]} made by then")
+        ok = not problems and read == cut == kills
+        details = (f"{read}/{kills} read, {cut}/{kills} cut, worst loss {worst_loss_s:.2f} s "
+                   f"(limit {1.0 + LOSS_SLACK_S:.2f})")
+        if problems:
+            details += f"; {len(problems)} problems: " + "; ".join(problems[:3])
+        return Row("SIGKILL sigkill_loop at random moments", f"{kills}", ok, details)
+
+    def threads(self, threads: int, blocks: int) -> Row:
+        exe = self.programs / "cross_free_threads"
+        out_dir = self.out_dir("threads")
+        run = finish(self.record([str(exe), str(threads), str(blocks)], out_dir))
+        dats = sorted(out_dir.iterdir())
+        name = f"{threads} threads, cross-thread free"
+        if run.returncode != 0 or len(dats) != 1:
+            return Row(name, "1", False, f"exit {run.returncode}, {len(dats)} dumps: {run.stderr.strip()[:200]}")
+        dump = self.info(dats)[0]
+        leaks = self.leaks_by_function(dump, exe)
+        expected_leak = (threads, sum(100000 + i for i in range(threads)))
+        problems = []
+        if dump["clean_end"] is not True:
+            problems.append("no clean end")
+        if dump["heap"]["unmatched_frees"] != 0:
+            problems.append(f"{dump['heap']['unmatched_frees']} unmatched frees")
+        if dump["counts"]["alloc"] < threads * (blocks + 1):
+            problems.append(f"{dump['counts']['alloc']} allocs < {threads * (blocks + 1)}")
+        if len(dump["threads"]) != threads + 1:
+            problems.append(f"{len(dump['threads'])} threads")
+        if leaks.get("leak_per_thread") != expected_leak:
+            problems.append(f"leak_per_thread {leaks.get('leak_per_thread')} != {expected_leak}")
+        if "produce" in leaks:
+            problems.append(f"false leaks from produce: {leaks['produce']}")
+        details = (f"{dump['counts']['alloc']:,} allocs, {dump['counts']['free']:,} frees, "
+                   f"{dump['heap']['unmatched_frees']} unmatched frees, leaks {leaks.get('leak_per_thread')}, "
+                   f"{dats[0].stat().st_size / 2**20:.1f} MiB dump")
+        return Row(name, "1", not problems, details + ("; " + "; ".join(problems) if problems else ""))
+
+    def forks(self, forks: int, mode: str) -> Row:
+        exe = self.programs / "fork_storm"
+        out_dir = self.out_dir(f"forks-{mode}")
+        run = finish(self.record([str(exe), str(forks), mode], out_dir))
+        dats = sorted(out_dir.iterdir())
+        name = f"{forks} forks{' + exec' if mode == 'exec' else ''}, a thread allocating"
+        if run.returncode != 0:
+            return Row(name, "1", False, f"exit {run.returncode}: {run.stderr.strip()[:200]}")
+        dumps = self.info(dats)
+        parent = [d for d in dumps if d["header"]["pid"] == run.pid and d["header"]["cmdline"][1:] == [str(forks), mode]]
+        problems = []
+        if len(parent) != 1:
+            problems.append(f"{len(parent)} parent dumps")
+        elif self.leaks_by_function(parent[0], exe).get("parent_leak") != (1, 555):
+            problems.append(f"parent leaks {self.leaks_by_function(parent[0], exe)}")
+        if mode == "fork":
+            children = [d for d in dumps if d["header"]["pid"] != run.pid]
+            leak, expected = "child_leak", (1, 777)
+        else:
+            children = [d for d in dumps if d["header"]["cmdline"][1:] == ["child"]]
+            leak, expected = "exec_leak", (1, 888)
+        if len(children) != forks:
+            problems.append(f"{len(children)} child dumps, expected {forks}")
+        # A forked child's image that then execs is written out at the exec
+        # without an End (the exec may fail and recording go on): not checked.
+        finished = parent + children
+        unclean = sum(d["clean_end"] is not True for d in finished)
+        if unclean:
+            problems.append(f"{unclean} dumps of finished processes without a clean end")
+        wrong = [d["header"]["pid"] for d in children if self.leaks_by_function(d, exe).get(leak) != expected]
+        if wrong:
+            problems.append(f"{len(wrong)} children without exactly {leak} {expected} (pid {wrong[0]})")
+        orphans = [d["header"]["pid"] for d in children if d["header"]["ppid"] != run.pid]
+        if orphans:
+            problems.append(f"{len(orphans)} children whose ppid is not the parent")
+        details = (f"{len(dumps)} dumps read, {len(finished) - unclean}/{len(finished)} finished ones clean, "
+                   f"{len(children) - len(wrong)}/{forks} children exact")
+        return Row(name, f"{len(dumps)} dumps", not problems, details + ("; " + "; ".join(problems) if problems else ""))
+
+
+def guarded(scenario: str, fn, *args) -> Row:
+    began = time.monotonic()
+    try:
+        row = fn(*args)
+    except Exception as error:  # noqa: BLE001 - one broken scenario must not hide the others
+        row = Row(scenario, "-", False, f"{type(error).__name__}: {error}")
+    row.seconds = time.monotonic() - began
+    print(f"stress: {row.scenario}: {'ok' if row.ok else 'FAILED'} ({row.seconds:.0f} s)", flush=True)
+    return row
+
+
+def print_table(rows: list[Row]) -> None:
+    headers = ("scenario", "runs", "result", "time", "details")
+    cells = [(r.scenario, r.runs, "ok" if r.ok else "FAILED", f"{r.seconds:.0f} s", r.details) for r in rows]
+    widths = [max(len(h), *(len(c[i]) for c in cells)) for i, h in enumerate(headers[:-1])]
+    line = "  ".join(h.ljust(w) for h, w in zip(headers[:-1], widths)) + "  " + headers[-1]
+    print("\n== stress summary ==")
+    print(line)
+    print("-" * len(line))
+    for c in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(c[:-1], widths)) + "  " + c[-1])
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--build", type=Path, required=True, help="meson build dir with the preload and memrec")
+    parser.add_argument("--programs", type=Path, required=True, help="where tests/stress/*.c were compiled")
+    parser.add_argument("--kills", type=int, default=30)
+    parser.add_argument("--threads", type=int, default=64)
+    parser.add_argument("--blocks", type=int, default=20000)
+    parser.add_argument("--forks", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=None, help="for the kill moments (default: random)")
+    parser.add_argument("--fuzz", nargs=4, metavar=("EXIT", "SECONDS", "ELAPSED", "SUMMARY"),
+                        help="the result of scripts/fuzz, for the table")
+    args = parser.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 32)
+    print(f"stress: kill moments seeded with --seed {seed}")
+
+    rows = []
+    if args.fuzz:
+        code, seconds, elapsed, summary = args.fuzz
+        rows.append(Row(f"fuzz reader_fuzzer ({seconds} s)", summary.split(",")[0].removeprefix("fuzz: "),
+                        code == "0", summary, float(elapsed)))
+    with tempfile.TemporaryDirectory(prefix="memrec-stress-") as work:
+        stress = Stress(args.build.resolve(), args.programs.resolve(), Path(work))
+        rows.append(guarded("SIGKILL sigkill_loop", stress.sigkill, args.kills, random.Random(seed)))
+        rows.append(guarded(f"{args.threads} threads", stress.threads, args.threads, args.blocks))
+        rows.append(guarded(f"{args.forks} forks", stress.forks, args.forks, "fork"))
+        rows.append(guarded(f"{args.forks} forks + exec", stress.forks, args.forks, "exec"))
+    print_table(rows)
+    failed = sum(not r.ok for r in rows)
+    print(f"stress: {len(rows) - failed} passed, {failed} failed")
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
