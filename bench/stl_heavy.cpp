@@ -10,7 +10,9 @@ int main() {
   std::vector<std::string> words{"alpha", "beta"};
   return static_cast<int>(words.size());
 }
-#else
+#endif
+
+#ifndef BENCH_SMALL
 #include <algorithm>
 #include <deque>
 #include <functional>
@@ -38,7 +40,10 @@ struct Record {
   int id = N;
   std::string name = "record";
   std::vector<double> values;
-  auto operator<=>(const Record&) const = default;
+  bool operator==(const Record&) const = default;
+  bool operator<(const Record& other) const {
+    return std::tie(id, name, values) < std::tie(other.id, other.name, other.values);
+  }
 };
 
 template <int N>

@@ -12,8 +12,8 @@
 #include <cstdarg>
 #include <cstring>
 
-#include "clock.h"
 #include "lifecycle.h"
+#include "order_stamp.h"
 #include "real_allocator.h"
 #include "recorder.h"
 #include "recorder_state.h"
@@ -60,7 +60,7 @@ inline void on_free(const void* p) {
 }
 
 // HOT PATH. The free stamp of a realloc, or 0 if nothing will be recorded.
-inline std::uint64_t realloc_free_stamp() { return recording_frees() && !HookScope::active() ? now_ns() : 0; }
+inline std::uint64_t realloc_free_stamp() { return recording_frees() && !HookScope::active() ? order_stamp() : 0; }
 
 // HOT PATH. What a realloc did, given the stamp taken before it.
 inline void on_realloc(AllocFn fn, std::uint64_t free_ns, void* old_p, void* new_p, std::size_t size) {
@@ -293,7 +293,7 @@ MEMREC_EXPORT void* mremap(void* old_p, size_t old_size, size_t new_size, int fl
   if (g_real.mremap == nullptr) [[unlikely]] {
     return reinterpret_cast<void*>(syscall(SYS_mremap, old_p, old_size, new_size, flags, wanted));
   }
-  const std::uint64_t free_ns = recording_frees() && !HookScope::active() ? now_ns() : 0;
+  const std::uint64_t free_ns = recording_frees() && !HookScope::active() ? order_stamp() : 0;
   void* p = g_real.mremap(old_p, old_size, new_size, flags, wanted);
   if (p != MAP_FAILED && free_ns != 0) {
     HookScope scope;

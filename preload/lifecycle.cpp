@@ -19,6 +19,7 @@
 #include "log.h"
 #include "module_registry.h"
 #include "options.h"
+#include "order_stamp.h"
 #include "real_allocator.h"
 #include "recorder_state.h"
 #include "stack_table.h"
@@ -121,6 +122,7 @@ void early_init() {
   if (!g_early.compare_exchange_strong(expected, 1)) return;
   HookScope scope(HookDepth::kInternal);
   resolve_real_allocator();
+  g_tick_ns.store(now_ns(), std::memory_order_release);
   read_options();
   g_enabled.store(!g_options.start_disabled, std::memory_order_relaxed);
   unwind_init();

@@ -2,8 +2,8 @@
 // the hot path but for the [[gnu::cold]] functions it calls.
 #include "recorder.h"
 
-#include "clock.h"
 #include "options.h"
+#include "order_stamp.h"
 #include "recorder_state.h"
 #include "stack_table.h"
 #include "thread_buffer.h"
@@ -56,7 +56,7 @@ void record_alloc(AllocFn fn, const void* p, std::size_t size) {
     e.stack = stack;
     e.addr = addr(p);
     e.size = size;
-    e.time_ns = now_ns();
+    e.time_ns = order_stamp();
   });
 }
 
@@ -72,7 +72,7 @@ void record_realloc(AllocFn fn, std::uint64_t free_ns, const void* old_p, const 
     e.old_addr = addr(old_p);
     e.addr = addr(new_p);
     e.size = size;
-    e.alloc_ns = now_ns();
+    e.alloc_ns = order_stamp();
   });
 }
 
@@ -82,7 +82,7 @@ void record_free(const void* p) {
   emit(*b, [&](RawEvent& e) {
     e.kind = EventKind::kFree;
     e.addr = addr(p);
-    e.time_ns = now_ns();
+    e.time_ns = order_stamp();
   });
 }
 
@@ -106,7 +106,7 @@ void record_mmap(const void* p, std::size_t size, int prot, int flags) {
     e.addr = addr(p);
     e.size = size;
     e.old_size = static_cast<std::uint64_t>(static_cast<std::uint32_t>(prot)) << 32 | static_cast<std::uint32_t>(flags);
-    e.time_ns = now_ns();
+    e.time_ns = order_stamp();
   });
 }
 
@@ -117,7 +117,7 @@ void record_munmap(const void* p, std::size_t size) {
     e.kind = EventKind::kMunmap;
     e.addr = addr(p);
     e.size = size;
-    e.time_ns = now_ns();
+    e.time_ns = order_stamp();
   });
 }
 
@@ -134,7 +134,7 @@ void record_mremap(std::uint64_t free_ns, const void* old_p, std::size_t old_siz
     e.old_size = old_size;
     e.addr = addr(new_p);
     e.size = new_size;
-    e.alloc_ns = now_ns();
+    e.alloc_ns = order_stamp();
   });
 }
 

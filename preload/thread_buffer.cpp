@@ -13,6 +13,7 @@
 
 #include "clock.h"
 #include "options.h"
+#include "order_stamp.h"
 #include "os.h"
 #include "recorder_state.h"
 #include "thread_state.h"
@@ -21,6 +22,8 @@
 namespace memrec::preload {
 
 std::atomic<ThreadBuffer*> g_buffers{nullptr};
+std::atomic<std::uint32_t> g_recording_threads{0};
+std::atomic<std::uint64_t> g_tick_ns{0};
 
 namespace {
 
@@ -66,13 +69,16 @@ ThreadBuffer* attach_thread() {
     t_thread.attach_failed = true;
     return nullptr;
   }
+  // Before this thread's first stamp: from now on every thread reads the clock
+  // if this is the second (order_stamp.h).
+  g_recording_threads.fetch_add(1, std::memory_order_seq_cst);
   auto* buf = new (mem) ThreadBuffer();
   buf->tid = os::gettid();
   buf->mapped_bytes = bytes;
   RawEvent& e = buf->slots[0];
   e = RawEvent{};
   e.kind = EventKind::kThreadStart;
-  e.time_ns = now_ns();
+  e.time_ns = order_stamp();
   put_name(e);
   buf->head.store(1, std::memory_order_relaxed);
   t_thread.buffer = buf;
@@ -119,7 +125,7 @@ void mark_thread_exit(ThreadBuffer& buf) {
   if (RawEvent* e = reserve(buf)) {
     *e = RawEvent{};
     e->kind = EventKind::kThreadExit;
-    e->time_ns = now_ns();
+    e->time_ns = order_stamp();
     put_name(*e);
     commit(buf);
   }
@@ -135,6 +141,9 @@ void reset_buffers_after_fork() {
     b = next;
   }
   g_buffers.store(nullptr, std::memory_order_relaxed);
+  g_recording_threads.store(self != nullptr ? 1 : 0, std::memory_order_relaxed);
+  g_tick_ns.store(now_ns(), std::memory_order_relaxed);
+  t_thread.last_stamp = 0;
   if (self != nullptr) {
     // The ring holds the parent's undrained events, which the parent writes;
     // the child starts empty, with its own tid and a fresh stack cache (stack
@@ -148,7 +157,7 @@ void reset_buffers_after_fork() {
     RawEvent& e = self->slots[0];
     e = RawEvent{};
     e.kind = EventKind::kThreadStart;
-    e.time_ns = now_ns();
+    e.time_ns = order_stamp();
     put_name(e);
     self->head.store(1, std::memory_order_relaxed);
     self->next.store(nullptr, std::memory_order_relaxed);
@@ -157,5 +166,12 @@ void reset_buffers_after_fork() {
 }
 
 void unmap_buffer(ThreadBuffer* buf) { os::unmap(buf, buf->mapped_bytes); }
+
+void retire_buffer(ThreadBuffer* buf) {
+  unmap_buffer(buf);
+  // A fresh tick first: see order_stamp.h.
+  g_tick_ns.store(now_ns(), std::memory_order_release);
+  g_recording_threads.fetch_sub(1, std::memory_order_release);
+}
 
 }  // namespace memrec::preload

@@ -105,7 +105,9 @@ void mark_thread_exit(ThreadBuffer& buf);
 // In a fork child: keep only the calling thread's buffer, emptied.
 void reset_buffers_after_fork();
 
-// Writer side: unmaps a buffer that is no longer on the list.
+// Unmaps a buffer that is no longer on the list.
 void unmap_buffer(ThreadBuffer* buf);
+// Writer side: unmaps the buffer of a thread that is gone and stops counting it.
+void retire_buffer(ThreadBuffer* buf);
 
 }  // namespace memrec::preload

@@ -17,8 +17,9 @@ enum class HookDepth : std::uint8_t {
 
 struct ThreadState {
   HookDepth depth;
-  bool attach_failed;    // mapping this thread's buffer failed once; do not retry per event
-  ThreadBuffer* buffer;  // mapped on the thread's first recorded event
+  bool attach_failed;        // mapping this thread's buffer failed once; do not retry per event
+  ThreadBuffer* buffer;      // mapped on the thread's first recorded event
+  std::uint64_t last_stamp;  // order_stamp() never goes backwards on a thread
 };
 
 extern __thread ThreadState t_thread __attribute__((tls_model("initial-exec")));

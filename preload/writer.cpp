@@ -25,6 +25,7 @@
 #include "memrec/format/record_encoder.h"
 #include "module_registry.h"
 #include "options.h"
+#include "order_stamp.h"
 #include "os.h"
 #include "output_file.h"
 #include "recorder_state.h"
@@ -436,7 +437,7 @@ void retire_threads() {
         unlinked = g_buffers.compare_exchange_strong(expected, next, std::memory_order_acq_rel);
       }
       if (unlinked) {
-        unmap_buffer(b);
+        retire_buffer(b);
         b = next;
         continue;
       }
@@ -447,6 +448,8 @@ void retire_threads() {
 }
 
 void cycle() {
+  // Release pairs with order_stamp()'s acquire: see order_stamp.h.
+  g_tick_ns.store(now_ns(), std::memory_order_release);
   write_modules();
   for (ThreadBuffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr;
        b = b->next.load(std::memory_order_acquire)) {
@@ -589,8 +592,13 @@ bool setup_buffers() {
 bool launch(bool eager) {
   g_w.pid = static_cast<std::uint64_t>(getpid());
   g_w.ppid = static_cast<std::uint64_t>(getppid());
-  g_w.start_mono_ns = now_ns();
-  g_w.start_wall_ns = wall_ns();
+  // The recording started at the first hook (early_init's tick), before our
+  // constructor ran: events from then on must not precede the start.
+  const std::uint64_t mono = now_ns();
+  const std::uint64_t wall = wall_ns();
+  const std::uint64_t tick = g_tick_ns.load(std::memory_order_acquire);
+  g_w.start_mono_ns = tick != 0 && tick < mono ? tick : mono;
+  g_w.start_wall_ns = wall - (mono - g_w.start_mono_ns);
   g_w.last_flush_ns = g_w.start_mono_ns;
   g_w.last_names_ns = g_w.start_mono_ns;
   if (!setup_buffers()) {

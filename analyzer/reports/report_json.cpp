@@ -50,6 +50,8 @@ json loss_json(const HeapReport& r) {
           {"lost_bytes", optional_number(lost)},
           {"error", r.stopped ? json(r.stopped->message) : json(nullptr)},
           {"frames", f.frames},
+          {"events", r.events},
+          {"max_pending_events", r.max_pending_events},
           {"file_bytes", f.file_bytes}};
 }
 

@@ -116,7 +116,7 @@ const std::vector<DwarfFrames::FunctionRange>& DwarfFrames::functions_of(Dwarf_D
   return it->second;
 }
 
-const std::string& DwarfFrames::function_name(Dwarf_Die& die) {
+const std::string* DwarfFrames::function_name(Dwarf_Die& die) {
   // The linkage name carries namespaces, template arguments and parameters;
   // C functions (and main) have only DW_AT_name. _integrate follows
   // DW_AT_abstract_origin and DW_AT_specification to the declaration.
@@ -124,17 +124,17 @@ const std::string& DwarfFrames::function_name(Dwarf_Die& die) {
   for (const unsigned at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
     if (const char* s = dwarf_formstring(dwarf_attr_integrate(&die, at, &attr))) return names_.get(s);
   }
-  return names_.get(nullptr);
+  return nullptr;
 }
 
-std::vector<SourceFrame> DwarfFrames::frames_at(Dwarf_Die cu, Dwarf_Addr pc) {
-  std::vector<SourceFrame> frames;
+std::vector<ResolvedFrame> DwarfFrames::frames_at(Dwarf_Die cu, Dwarf_Addr pc) {
+  std::vector<ResolvedFrame> frames;
   const Position innermost = line_table_position(cu, pc);
   const auto& functions = functions_of(cu);
   auto it = std::upper_bound(functions.begin(), functions.end(), pc,
                              [](Dwarf_Addr a, const FunctionRange& r) { return a < r.low; });
   if (it == functions.begin() || pc >= std::prev(it)->high) {
-    if (innermost.file != nullptr) frames.push_back(SourceFrame{{}, innermost.file, innermost.line, false});
+    if (innermost.file != nullptr) frames.push_back(ResolvedFrame{nullptr, innermost.file, innermost.line, false});
     return frames;
   }
   Dwarf_Die function = std::prev(it)->die;
@@ -144,7 +144,7 @@ std::vector<SourceFrame> DwarfFrames::frames_at(Dwarf_Die cu, Dwarf_Addr pc) {
   // chain is outermost first; frames are innermost first.
   Position pos = innermost;
   for (std::size_t i = chain.size(); i-- > 0;) {
-    frames.push_back(SourceFrame{function_name(chain[i]), pos.file != nullptr ? pos.file : "", pos.line, i != 0});
+    frames.push_back(ResolvedFrame{function_name(chain[i]), pos.file, pos.line, i != 0});
     if (i != 0) pos = call_position(cu, chain[i]);
   }
   return frames;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "symbolize/name_cache.h"
-#include "symbolize/symbolizer.h"
+#include "symbolize/resolved_frame.h"
 
 namespace memrec::analyzer {
 
@@ -21,7 +21,7 @@ class DwarfFrames {
   // Frames at `pc` (a call instruction, in the DWARF's addresses) of the CU
   // `cu`, innermost first. Empty if no DIE of the CU covers `pc`; a single
   // frame with an empty function if the line table does but no function does.
-  std::vector<SourceFrame> frames_at(Dwarf_Die cu, Dwarf_Addr pc);
+  std::vector<ResolvedFrame> frames_at(Dwarf_Die cu, Dwarf_Addr pc);
 
  private:
   struct FunctionRange {
@@ -34,7 +34,7 @@ class DwarfFrames {
   // one walk over its top-level DIEs instead of one per address, which is
   // what dwarf_getscopes would cost.
   const std::vector<FunctionRange>& functions_of(Dwarf_Die& cu);
-  const std::string& function_name(Dwarf_Die& die);
+  const std::string* function_name(Dwarf_Die& die);
 
   NameCache& names_;
   std::unordered_map<Dwarf_Off, std::vector<FunctionRange>> functions_by_cu_;

@@ -61,6 +61,7 @@ Result<std::unique_ptr<ModuleResolver>> ModuleResolver::open(const ModuleSource&
   void** userdata = nullptr;
   dwfl_module_info(r->module_, &userdata, nullptr, nullptr, nullptr, nullptr, nullptr, nullptr);
   *userdata = r.get();
+  r->cu_index_ = std::make_unique<CuIndex>(r->module_);
   r->elf_symbols_ = std::make_unique<ElfSymbols>(r->module_);
   return r;
 }
@@ -87,19 +88,18 @@ int ModuleResolver::find_debuginfo(Dwfl_Module* mod, void** userdata, const char
                                       debuginfo_file_name);
 }
 
-std::vector<SourceFrame> ModuleResolver::resolve(std::uint64_t return_offset) {
+std::vector<ResolvedFrame> ModuleResolver::resolve(std::uint64_t return_offset) {
   // A return address follows its call: ip - 1 lies in the call instruction,
   // which is where the line and any inline chain must come from.
   const Dwarf_Addr pc = return_offset == 0 ? 0 : return_offset - 1;
-  std::vector<SourceFrame> frames;
+  std::vector<ResolvedFrame> frames;
   if (use_dwarf_) {
-    Dwarf_Addr dwarf_bias = 0;
-    if (Dwarf_Die* cu = dwfl_module_addrdie(module_, pc, &dwarf_bias)) frames = dwarf_frames_.frames_at(*cu, pc - dwarf_bias);
+    if (const auto hit = cu_index_->find(pc)) frames = dwarf_frames_.frames_at(hit->cu, pc - hit->bias);
   }
   if (frames.empty()) frames.emplace_back();
   // DWARF without a function here (assembly, a CU without DIEs for it): the
   // symbol table still names it.
-  if (frames.back().function.empty()) frames.back().function = names_.get(elf_symbols_->at(pc));
+  if (frames.back().function == nullptr) frames.back().function = names_.get(elf_symbols_->at(pc));
   return frames;
 }
 

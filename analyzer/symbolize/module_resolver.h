@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "memrec/reader/result.h"
+#include "symbolize/cu_index.h"
 #include "symbolize/dwarf_frames.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/module_source.h"
@@ -30,8 +31,8 @@ class ModuleResolver {
   ModuleResolver& operator=(const ModuleResolver&) = delete;
 
   // Frames for the return address at `return_offset` (ip - bias); the call
-  // before it is what is looked up. Never empty.
-  std::vector<SourceFrame> resolve(std::uint64_t return_offset);
+  // before it is what is looked up. Never empty; valid as long as this resolver.
+  std::vector<ResolvedFrame> resolve(std::uint64_t return_offset);
 
  private:
   ModuleResolver(const ModuleSource& source, std::span<const std::string> debug_dirs);
@@ -52,7 +53,8 @@ class ModuleResolver {
   Dwfl_Module* module_ = nullptr;
   NameCache names_;
   DwarfFrames dwarf_frames_{names_};
-  std::unique_ptr<ElfSymbols> elf_symbols_;  // made once module_ is known
+  std::unique_ptr<CuIndex> cu_index_;        // made once module_ is known
+  std::unique_ptr<ElfSymbols> elf_symbols_;  // likewise
 };
 
 }  // namespace memrec::analyzer

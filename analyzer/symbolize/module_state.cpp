@@ -57,20 +57,29 @@ std::vector<std::string> ModuleState::warnings() const {
 }
 
 void ModuleState::resolve(std::span<const std::uint64_t> offsets) {
-  std::vector<std::vector<SourceFrame>> found(offsets.size());
+  std::vector<std::vector<ResolvedFrame>> found(offsets.size());
   std::unique_ptr<ModuleResolver> resolver = acquire();
   for (std::size_t i = 0; i < offsets.size(); ++i) {
-    found[i] = resolver ? resolver->resolve(offsets[i]) : std::vector<SourceFrame>(1);
+    found[i] = resolver ? resolver->resolve(offsets[i]) : std::vector<ResolvedFrame>(1);
   }
   release(std::move(resolver));
   std::unique_lock lock(cache_mutex_);
   for (std::size_t i = 0; i < offsets.size(); ++i) cache_.try_emplace(offsets[i], std::move(found[i]));
 }
 
-const std::vector<SourceFrame>* ModuleState::cached(std::uint64_t offset) const {
+void ModuleState::append_symbols(std::span<const std::uint64_t> offsets, const std::string& module_path,
+                                 std::vector<Symbol>& out) const {
+  static const std::vector<ResolvedFrame> kUnknown(1);
   std::shared_lock lock(cache_mutex_);
-  const auto it = cache_.find(offset);
-  return it == cache_.end() ? nullptr : &it->second;
+  for (const std::uint64_t offset : offsets) {
+    const auto it = cache_.find(offset);
+    const std::vector<ResolvedFrame>& frames = it != cache_.end() ? it->second : kUnknown;
+    Symbol& symbol = out.emplace_back();
+    symbol.frames.reserve(frames.size());
+    for (const ResolvedFrame& f : frames) symbol.frames.push_back(f.to_source_frame());
+    symbol.module = module_path;
+    symbol.module_offset = offset;
+  }
 }
 
 }  // namespace memrec::analyzer

@@ -15,6 +15,7 @@
 
 #include "symbolize/module_resolver.h"
 #include "symbolize/module_source.h"
+#include "symbolize/resolved_frame.h"
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {
@@ -27,9 +28,10 @@ class ModuleState {
   // Resolves `offsets` (return addresses minus the bias) into the cache.
   void resolve(std::span<const std::uint64_t> offsets);
 
-  // Cached frames for `offset`, or nullptr. The pointer stays valid as long
-  // as this state: entries are never replaced or erased.
-  const std::vector<SourceFrame>* cached(std::uint64_t offset) const;
+  // Appends a Symbol for each of `offsets` to `out`, from the cache (an
+  // offset never resolved gets one unknown frame), under one lock.
+  void append_symbols(std::span<const std::uint64_t> offsets, const std::string& module_path,
+                      std::vector<Symbol>& out) const;
   // Calls `miss(offset)` for each of `offsets` not cached yet, under one lock.
   template <typename Miss>
   void for_each_miss(std::span<const std::uint64_t> offsets, const Miss& miss) const {
@@ -54,13 +56,15 @@ class ModuleState {
   ModuleSource source_;  // written once under located_
 
   std::mutex mutex_;  // guards idle_ and broken_; taken before warnings_mutex_
+  // Every resolver ever opened comes back here and lives as long as the
+  // state: the cache's frames point into them.
   std::vector<std::unique_ptr<ModuleResolver>> idle_;
   bool broken_ = false;  // libdwfl could not load the file: module+offset from now on
   std::vector<std::string> warnings_;
   mutable std::mutex warnings_mutex_;
 
   mutable std::shared_mutex cache_mutex_;
-  std::unordered_map<std::uint64_t, std::vector<SourceFrame>> cache_;
+  std::unordered_map<std::uint64_t, std::vector<ResolvedFrame>> cache_;
 };
 
 }  // namespace memrec::analyzer

@@ -13,17 +13,18 @@ namespace memrec::analyzer {
 
 class NameCache {
  public:
-  // `mangled` must stay valid as long as this cache; nullptr gives "".
-  const std::string& get(const char* mangled) {
-    if (mangled == nullptr) return empty_;
+  // The demangled `mangled`, stable for the cache's life; nullptr for nullptr.
+  // `mangled` must stay valid as long as this cache.
+  const std::string* get(const char* mangled) {
+    if (mangled == nullptr) return nullptr;
     auto [it, inserted] = names_.try_emplace(mangled);
     if (inserted) it->second = demangle(mangled);
-    return it->second;
+    return &it->second;
   }
 
  private:
+  // Node-based: a rehash moves no string, so returned pointers stay valid.
   std::unordered_map<const char*, std::string> names_;
-  const std::string empty_;
 };
 
 }  // namespace memrec::analyzer

@@ -110,11 +110,7 @@ std::vector<std::vector<Symbol>> Symbolizer::symbolize_all(std::span<const Reque
   std::vector<std::vector<Symbol>> results(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
     results[i].reserve(offsets[i].size());
-    for (const std::uint64_t offset : offsets[i]) {
-      const std::vector<SourceFrame>* frames = states[i]->cached(offset);
-      results[i].push_back(Symbol{frames != nullptr ? *frames : std::vector<SourceFrame>(1),
-                                  requests[i].module->path, offset});
-    }
+    states[i]->append_symbols(offsets[i], requests[i].module->path, results[i]);
   }
   return results;
 }

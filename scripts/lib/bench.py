@@ -61,7 +61,8 @@ def say(text):
 def tool_paths(build_dir):
     paths = {"memrec": os.path.join(build_dir, "analyzer", "memrec"),
              "preload": os.path.join(build_dir, "preload", "libmemrec.so"),
-             "churn": os.path.join(build_dir, "bench", "churn")}
+             "churn": os.path.join(build_dir, "bench", "churn"),
+             "rusage_run": os.path.join(build_dir, "bench", "rusage_run")}
     missing = [p for p in paths.values() if not os.path.exists(p)]
     missing += [p for p in (measure.HEAPTRACK_PRELOAD, measure.HEAPTRACK_INTERPRET) if not os.path.exists(p)]
     missing += [t for t in ("heaptrack_print", "zstd", "g++", "sqlite3") if shutil.which(t) is None]
@@ -98,26 +99,27 @@ def environment_lines(load_before):
     ]
 
 
-def run_once(workload, mode, paths, work_dir, rep):
+def run_once(launcher, workload, mode, paths, work_dir):
     log = os.path.join(work_dir, f"{workload.name}.{mode}")
     if mode == "base":
-        return {"base": measure.run_baseline(workload, log)}
+        return {"base": measure.run_baseline(launcher, workload, log)}
     if mode == "heaptrack":
-        whole, target, path = measure.run_heaptrack(workload, work_dir, log)
+        whole, target, path = measure.run_heaptrack(launcher, workload, work_dir, log)
         return {"heaptrack": whole, "heaptrack_target": target, "heaptrack_file": path}
-    run, dumps = measure.run_memrec(workload, paths["preload"], work_dir, log)
+    run, dumps = measure.run_memrec(launcher, workload, paths["preload"], work_dir, log)
     return {"memrec": run, "memrec_files": dumps}
 
 
-def run_repetition(workload, paths, command, work_dir, rep, result):
+def run_repetition(launcher, workload, paths, command, work_dir, rep, result):
     modes = MODES[rep % 3:] + MODES[:rep % 3]  # rotate, so no mode always runs first
     runs = {}
     for mode in modes:
-        runs.update(run_once(workload, mode, paths, work_dir, rep))
+        runs.update(run_once(launcher, workload, mode, paths, work_dir))
     ht_file, mr_files = runs.pop("heaptrack_file"), runs.pop("memrec_files")
     log = os.path.join(work_dir, workload.name)
-    runs["heaptrack_print"] = measure.run_heaptrack_print(ht_file, log + ".heaptrack_print")
-    runs["memrec_analyzer"] = measure.run_memrec_analyzer(paths["memrec"], command, mr_files, log + ".analyzer")
+    runs["heaptrack_print"] = measure.run_heaptrack_print(launcher, ht_file, log + ".heaptrack_print")
+    runs["memrec_analyzer"] = measure.run_memrec_analyzer(launcher, paths["memrec"], command, mr_files,
+                                                          log + ".analyzer")
     entry = {k: vars(v) for k, v in runs.items()}
     entry["heaptrack_bytes"] = measure.file_bytes([ht_file])
     entry["memrec_bytes"] = measure.file_bytes(mr_files)
@@ -136,17 +138,18 @@ def benchmark(args, paths, work_dir):
     chosen = workloads_mod.select(
         workloads_mod.all_workloads(REPO, args.build_dir, work_dir, args.quick), args.only)
     command = measure.memrec_analyzer_command(paths["memrec"])
+    launcher = measure.Launcher(paths["rusage_run"])
     load_before = os.getloadavg()[0]
     results = {w.name: {"group": w.group, "describe": w.describe, "stack_frames": w.stack_frames, "reps": []}
                for w in chosen}
     if not args.quick:
         say("== warm-up: each workload once without a profiler ==")
         for w in chosen:
-            measure.run_baseline(w, os.path.join(work_dir, w.name + ".warmup"))
+            measure.run_baseline(launcher, w, os.path.join(work_dir, w.name + ".warmup"))
     for rep in range(args.reps):
         say(f"== repetition {rep + 1}/{args.reps} ==")
         for w in chosen:
-            run_repetition(w, paths, command, work_dir, rep, results[w.name])
+            run_repetition(launcher, w, paths, command, work_dir, rep, results[w.name])
     raw = os.path.join(args.build_dir, "bench-results.json")
     with open(raw, "w") as f:
         json.dump(results, f, indent=1)

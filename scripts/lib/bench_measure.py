@@ -3,14 +3,14 @@ the two analyzers on the files, measuring each process with os.wait4.
 
 Used by bench.py only. Every child gets an explicit environment built from
 clean_env(), so LD_PRELOAD reaches the profiled target and nothing else: not
-this process, not heaptrack's interpreter, not heaptrack_print or memrec.
+this process, not heaptrack's interpreter, not heaptrack_print or memrec,
+and not bench/rusage_run, which starts each of them.
 """
 
 import dataclasses
 import glob
 import json
 import os
-import resource
 import subprocess
 import time
 
@@ -33,33 +33,51 @@ class Run:
     maxrss_kib: int  # ru_maxrss: the largest of the process and its waited-for children
 
 
-def clean_env(extra=None):
-    env = {k: v for k, v in os.environ.items() if k not in _SCRUBBED and not k.startswith(_SCRUBBED_PREFIXES)}
-    env.update(extra or {})
-    return env
+class Launcher:
+    """Starts measured processes through bench/rusage_run (see its comment for
+    why): it forks the target from a small process and reports wait4's rusage."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def spawn(self, argv, extra_env, log_base):
+        """Starts argv (stdin /dev/null, output into LOG_BASE.out/.err); the
+        variables of extra_env reach argv only. Returns a handle for wait()."""
+        result = log_base + ".rusage"
+        pairs = [f"{name}={value}" for name, value in (extra_env or {}).items()]
+        command = [self.path, result, *pairs, "--", *argv]
+        actions = [
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, log_base + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+            (os.POSIX_SPAWN_OPEN, 2, log_base + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
+        ]
+        try:
+            pid = os.posix_spawn(self.path, command, clean_env(), file_actions=actions)
+        except OSError as error:
+            raise BenchError(f"cannot start {self.path}: {error}") from error
+        return pid, argv, log_base
+
+    @staticmethod
+    def wait(handle):
+        pid, argv, log_base = handle
+        _, status = os.waitpid(pid, 0)
+        launcher_code = os.waitstatus_to_exitcode(status)
+        try:
+            with open(log_base + ".rusage") as f:
+                wall_ns, user_ns, sys_ns, maxrss_kib, code = (int(x) for x in f.read().split())
+        except (OSError, ValueError):
+            wall_ns, code = 0, launcher_code
+        if launcher_code != 0 or code != 0:
+            raise BenchError(f"`{' '.join(argv)}` exited with status {code}; "
+                             f"stderr ({log_base}.err) ends:\n{_tail(log_base + '.err')}")
+        return Run(wall_ns / 1e9, (user_ns + sys_ns) / 1e9, maxrss_kib)
+
+    def measure(self, argv, extra_env, log_base):
+        return self.wait(self.spawn(argv, extra_env, log_base))
 
 
-def _spawn(argv, env, log_base):
-    """Starts argv with stdin from /dev/null and stdout/stderr into log files."""
-    actions = [
-        (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-        (os.POSIX_SPAWN_OPEN, 1, log_base + ".out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-        (os.POSIX_SPAWN_OPEN, 2, log_base + ".err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644),
-    ]
-    try:
-        return os.posix_spawnp(argv[0], argv, env, file_actions=actions)
-    except OSError as error:
-        raise BenchError(f"cannot start {argv[0]}: {error}") from error
-
-
-def _reap(pid, argv, log_base, start):
-    _, status, usage = os.wait4(pid, 0)
-    wall_s = time.perf_counter() - start
-    code = os.waitstatus_to_exitcode(status)
-    if code != 0:
-        tail = _tail(log_base + ".err")
-        raise BenchError(f"`{' '.join(argv)}` exited with status {code}; stderr ({log_base}.err) ends:\n{tail}")
-    return Run(wall_s, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
+def clean_env():
+    return {k: v for k, v in os.environ.items() if k not in _SCRUBBED and not k.startswith(_SCRUBBED_PREFIXES)}
 
 
 def _tail(path, lines=15):
@@ -70,48 +88,42 @@ def _tail(path, lines=15):
         return "(no output)"
 
 
-def measure(argv, env, log_base):
-    start = time.perf_counter()
-    return _reap(_spawn(argv, env, log_base), argv, log_base, start)
+def run_baseline(launcher, workload, log_base):
+    return launcher.measure(workload.argv, workload.env, log_base)
 
 
-def run_baseline(workload, log_base):
-    return measure(workload.argv, clean_env(workload.env), log_base)
-
-
-def run_memrec(workload, preload, out_dir, log_base):
+def run_memrec(launcher, workload, preload, out_dir, log_base):
     """Returns (target Run, list of dump paths). The writer thread lives in the
     target, so its Run holds all of memrec's cost."""
     pattern = os.path.join(out_dir, f"memrec.{workload.name}.%p.dat")
-    env = clean_env({**workload.env, "LD_PRELOAD": preload, "MEMREC_OUTPUT": pattern})
-    run = measure(workload.argv, env, log_base)
+    run = launcher.measure(workload.argv, {**workload.env, "LD_PRELOAD": preload, "MEMREC_OUTPUT": pattern}, log_base)
     dumps = sorted(glob.glob(os.path.join(out_dir, f"memrec.{workload.name}.*.dat")))
     if not dumps:
         raise BenchError(f"memrec wrote no dump for {workload.name} into {out_dir}; see {log_base}.err")
     return run, dumps
 
 
-def run_heaptrack(workload, out_dir, log_base):
+def run_heaptrack(launcher, workload, out_dir, log_base):
     """Does what /usr/bin/heaptrack does, minus its shell start-up: the target
     runs with libheaptrack_preload.so writing into a FIFO, which
     heaptrack_interpret reads and zstd compresses. Measuring the target
     directly gives its own peak RSS; the wall time runs until the compressed
-    file is complete. Returns (wall/CPU Run of the whole, target Run, path)."""
+    file is complete. Returns (Run of the whole, Run of the target, path)."""
     fifo = os.path.join(out_dir, f"heaptrack.{workload.name}.fifo")
     output = os.path.join(out_dir, f"heaptrack.{workload.name}.zst")
     os.mkfifo(fifo, 0o600)
     reader_argv = ["/bin/sh", "-c", 'exec "$0" < "$1" | zstd -q -c > "$2"', HEAPTRACK_INTERPRET, fifo, output]
     start = time.perf_counter()
-    reader = _spawn(reader_argv, clean_env(), log_base + ".interpret")
+    reader = launcher.spawn(reader_argv, {}, log_base + ".interpret")
     try:
-        env = clean_env({**workload.env, "LD_PRELOAD": HEAPTRACK_PRELOAD, "DUMP_HEAPTRACK_OUTPUT": fifo})
-        target = _reap(_spawn(workload.argv, env, log_base), workload.argv, log_base, start)
+        env = {**workload.env, "LD_PRELOAD": HEAPTRACK_PRELOAD, "DUMP_HEAPTRACK_OUTPUT": fifo}
+        target = launcher.measure(workload.argv, env, log_base)
     finally:
-        _release_fifo_reader(fifo, reader)
-        whole = _reap(reader, reader_argv, log_base + ".interpret", start)
+        _release_fifo_reader(fifo, reader[0])
+        whole = launcher.wait(reader)
         os.unlink(fifo)
-    combined = Run(whole.wall_s, target.cpu_s + whole.cpu_s, target.maxrss_kib)
-    return combined, target, output
+    wall_s = time.perf_counter() - start
+    return Run(wall_s, target.cpu_s + whole.cpu_s, target.maxrss_kib), target, output
 
 
 def _release_fifo_reader(fifo, reader):
@@ -135,12 +147,12 @@ def memrec_analyzer_command(memrec):
     return "report" if probe.returncode == 0 else "info"
 
 
-def run_memrec_analyzer(memrec, command, dumps, log_base):
-    return measure([memrec, command, *dumps], clean_env(), log_base)
+def run_memrec_analyzer(launcher, memrec, command, dumps, log_base):
+    return launcher.measure([memrec, command, *dumps], {}, log_base)
 
 
-def run_heaptrack_print(path, log_base):
-    return measure(["heaptrack_print", path], clean_env(), log_base)
+def run_heaptrack_print(launcher, path, log_base):
+    return launcher.measure(["heaptrack_print", path], {}, log_base)
 
 
 def memrec_counts(memrec, dumps):
@@ -176,5 +188,3 @@ def file_bytes(paths):
     return sum(os.path.getsize(p) for p in paths)
 
 
-def own_peak_rss_kib():
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -2,8 +2,8 @@
 """Counts what scripts/test ran and prints its summary; stdlib only.
 
 Reads each suite's own report (meson's test log plus the doctest JUnit files
-written through doctest_junit.py, pytest's JUnit XML, the format check's exit
-status), prints one line per suite and the failures, and ends with exactly one
+written through doctest_junit.py, pytest's JUnit XML, the exit status of the
+format check and of the quick bench run), prints one line per suite and the failures, and ends with exactly one
 line `N passed, N failed`. Exits 0 when nothing failed, else 1. A suite that ran
 nothing, or whose runner failed without saying which test failed, counts as one
 failure: an empty or broken suite must never look like a pass.
@@ -185,6 +185,7 @@ def main():
     parser.add_argument("--unit", nargs=3, metavar=("MESON_LOG_BASE", "DOCTEST_JUNIT_DIR", "EXIT"))
     parser.add_argument("--pytest", nargs=3, action="append", default=[], metavar=("NAME", "JUNIT_XML", "EXIT"))
     parser.add_argument("--format", nargs=2, metavar=("EXIT", "FILE_COUNT"))
+    parser.add_argument("--bench", type=int, metavar="EXIT")
     args = parser.parse_args()
 
     suites = []
@@ -197,6 +198,9 @@ def main():
         code, files = int(args.format[0]), args.format[1]
         suites.append(count_check("format", f"clang-format --dry-run --Werror over {files} files", code,
                                   "clang-format: sources are not formatted (see above); run ./scripts/format"))
+    if args.bench is not None:
+        suites.append(count_check("bench", "scripts/bench --quick: every workload once, tiny sizes", args.bench,
+                                  "scripts/bench --quick failed (see its output above)"))
 
     failures = [f"{suite.name}: {message}" for suite in suites for message in suite.failures]
     if failures:

@@ -264,3 +264,61 @@ def dump_of_exe(dumps: Iterable[Mapping], exe_name: str) -> list[Mapping]:
 
 def memrec_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("memrec:")]
+
+
+# ---- memrec report --json (tests/integration/test_report_*.py) -------------
+
+def memrec_raw(build: Build, args: Sequence[str], timeout: float = TIMEOUT_S,
+               env: Mapping[str, str | None] | None = None) -> Run:
+    """Runs `memrec ARGS...` and returns the Run, whatever its exit code."""
+    if not build.memrec.exists():
+        pytest.fail(f"{build.memrec} is missing: build the analyzer (ninja -C {build.root})")
+    argv = [str(build.memrec), *map(str, args)]
+    return finish(start(argv, clean_env(env)), argv, timeout)
+
+
+def report(build: Build, *dats: Path, args: Sequence[str] = ()) -> dict:
+    """`memrec report --json [args] dats...`: the whole document (schema,
+    version, processes, warnings); fails the test on a non-zero exit."""
+    top = [] if "--top" in args else ["--top", "1000"]  # every site, unless the test asks
+    run = memrec_raw(build, ["report", "--json", *top, *args, *dats])
+    assert run.returncode == 0, f"memrec report failed:\n{run.describe()}"
+    try:
+        return json.loads(run.stdout)
+    except json.JSONDecodeError as error:
+        pytest.fail(f"memrec report printed invalid JSON ({error}):\n{run.stdout[:2000]}")
+
+
+def only_process(doc: Mapping) -> dict:
+    """The report of a document holding exactly one process."""
+    assert len(doc["processes"]) == 1, f"expected one process, got {[p['pid'] for p in doc['processes']]}"
+    return doc["processes"][0]["report"]
+
+
+def site_function(build: Build, site: Mapping) -> str | None:
+    """The function of a call site's innermost frame in one of our test
+    programs or libraries (frames in libc, libstdc++ are skipped), as written
+    in the source (short_name)."""
+    for frame in site["frames"]:
+        if build.is_test_module(frame.get("module")) and frame.get("function"):
+            return short_name(frame["function"])
+    return None
+
+
+def sites_by_function(build: Build, rep: Mapping, ranking: str, fields: Sequence[str]) -> dict[str, tuple]:
+    """{function: (sum of each field)} over the sites listed under `ranking`
+    in a process report, by site_function(); sites outside the test programs
+    are left out."""
+    result: dict[str, tuple] = {}
+    for site in rep["sites"][ranking]:
+        name = site_function(build, site)
+        if name is None:
+            continue
+        old = result.get(name, (0,) * len(fields))
+        result[name] = tuple(o + site[f] for o, f in zip(old, fields))
+    return result
+
+
+def leaked_by_function(build: Build, rep: Mapping) -> dict[str, tuple[int, int]]:
+    """{function: (leaked_count, leaked_bytes)} of a process report."""
+    return sites_by_function(build, rep, "leaked", ("leaked_count", "leaked_bytes"))

@@ -2,8 +2,10 @@
 // else): temp_here() makes 7, each freed at once. pair_first() and
 // pair_second() are called 5 times as: a = pair_first(); b = pair_second();
 // free(a); free(b). a is never temporary (b was allocated in between); b is
-// temporary by memrec's definition (no allocation between b's malloc and its
-// free; heaptrack, which also resets on every free, would not count it).
+// temporary by memrec's definition (no allocation on the thread between b's
+// malloc and its free). heaptrack counts 7, not 12: it compares the freed
+// block's (size, stack) with the last allocation's and forgets that one at
+// every free, so free(a) hides b.
 // keep_one() allocates 3 blocks that are never freed.
 #include "common.h"
 

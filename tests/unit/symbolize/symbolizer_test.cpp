@@ -65,6 +65,17 @@ TEST_SUITE("symbolize/symbolizer") {
     check_frame(got[0].frames[1], "sym_inline_run", "sym_inline.c", f.trace.lines[1], false);
   }
 
+  TEST_CASE("finds the compile unit of a library without .debug_aranges") {
+    const RunFixture f = run_library(SYM_C_LIB, "sym_c_run");
+    SymbolizeModule stripped = f.module;
+    stripped.path = SYM_C_NO_ARANGES_LIB;
+    Symbolizer symbolizer({});
+    const std::vector<Symbol> got = symbolizer.symbolize(stripped, first_ips(f.trace, 3));
+    check_frame(got[0].frames.at(0), "sym_c_run", "sym_c.c", f.trace.lines[0]);
+    check_frame(got[1].frames.at(0), "sym_c_outer", "sym_c.c", f.trace.lines[1]);
+    check_frame(got[2].frames.at(0), "sym_c_middle", "sym_c.c", f.trace.lines[2]);
+  }
+
   TEST_CASE("symbolizes a non-PIE main executable") {
     const RunFixture f = run_executable(SYM_EXE);
     CHECK(f.module.bias == 0);
