@@ -89,10 +89,10 @@ int report_main(const std::vector<std::string>& args) {
   std::string from;
   std::string to;
   po::options_description visible("Options");
-  visible.add_options()                                                                                      //
-      ("help,h", "show this help")                                                                           //
-      ("json", po::bool_switch(&options.json), "print JSON (the schema in docs/analyzer.md)")                //
-      ("top", po::value(&options.top)->default_value(10), "call sites to list per ranking")                  //
+  visible.add_options()                                                                                     //
+      ("help,h", "show this help")                                                                          //
+      ("json", po::bool_switch(&options.json), "print JSON (the schema in docs/analyzer.md)")               //
+      ("top", po::value(&options.top)->default_value(10), "call sites to list per ranking")                 //
       ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
       ("to", po::value(&to), "count only events up to this time")                                           //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
@@ -131,10 +131,10 @@ int run_main(const std::vector<std::string>& args) {
   RunOptions options;
   std::string preload;
   po::options_description visible("Options");
-  visible.add_options()                                                                                 //
-      ("help,h", "show this help")                                                                      //
+  visible.add_options()             //
+      ("help,h", "show this help")  //
       ("output,o", po::value(&options.output)->default_value(options.output),
-       "dump path template: %p pid, %e executable name, %t start time, %n counter")                     //
+       "dump path template: %p pid, %e executable name, %t start time, %n counter")                               //
       ("start-disabled", po::bool_switch(&options.start_disabled), "start with recording off (SIGUSR1 toggles)")  //
       ("preload", po::value(&preload), "the libmemrec.so to use (default: the one next to memrec)");
   po::options_description hidden;

@@ -66,7 +66,7 @@ struct LoadedDump {
   std::unordered_map<StackId, StackInfo> stacks;
   std::vector<reader::RecordingRecord> recording;
   std::uint64_t rss_max_bytes = 0;
-  std::vector<reader::RssRecord> rss;  // every sample, in file order (10 a second by default)
+  std::vector<reader::RssRecord> rss;         // every sample, in file order (10 a second by default)
   std::optional<std::uint64_t> last_time_ns;  // the latest time of any record
   // Heap and anonymous-memory events, one sequence per thread; empty when
   // the events were streamed to a callback instead (load_dump_streaming).

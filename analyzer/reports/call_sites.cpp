@@ -4,8 +4,8 @@
 // line, module, inlined — and by its address only when the function is unknown.
 #include "reports/call_sites.h"
 
-#include <algorithm>
 #include <fmt/format.h>
+#include <algorithm>
 #include <map>
 
 #include "model/module_map.h"
@@ -121,7 +121,8 @@ std::vector<std::uint32_t> site_frames(const StackInfo& stack, const AddressSymb
       continue;
     }
     for (const SourceFrame& f : sym->frames) {
-      frames.push_back(interner.frame(SiteFrame{f.function, f.file, f.line, sym->module, sym->module_offset, f.inlined}));
+      frames.push_back(
+          interner.frame(SiteFrame{f.function, f.file, f.line, sym->module, sym->module_offset, f.inlined}));
     }
   }
   return frames;

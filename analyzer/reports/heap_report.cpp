@@ -57,12 +57,18 @@ const char* ranking_name(SiteRanking ranking) {
   return "?";
 }
 
-Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window,
-                                     const LoadOptions& load, Symbolizer& symbolizer) {
-  // The window needs the start time from the header: open it once first.
-  auto header = reader::open_dump(path);
-  if (!header) return header.error();
-  const std::uint64_t start = header->header.start_mono_ns;
+Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
+                                     Symbolizer& symbolizer) {
+  // The window needs the start time: read just the header (indexing the
+  // frames would fault in a page around every frame's envelope).
+  std::uint64_t start = 0;
+  {
+    auto file = reader::MappedFile::open(path);
+    if (!file) return file.error();
+    auto header = reader::parse_file_header(file->bytes(), path);
+    if (!header) return header.error();
+    start = header->start_mono_ns;
+  }
   TimeWindow abs;
   abs.from_ns = start + window.from_ns;
   if (window.to_ns) abs.to_ns = start + *window.to_ns;

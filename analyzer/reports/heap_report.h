@@ -43,14 +43,14 @@ struct HeapReport {
   std::uint64_t max_pending_events = 0;
 };
 
-Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window,
-                                     const LoadOptions& load, Symbolizer& symbolizer);
+Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
+                                     Symbolizer& symbolizer);
 
 // The ranking the report lists sites by.
 enum class SiteRanking { kLeaked, kPeak, kAllocated, kAllocations, kTemporary, kRuntimeRetained };
-inline constexpr SiteRanking kAllRankings[] = {SiteRanking::kLeaked,      SiteRanking::kPeak,
-                                               SiteRanking::kAllocated,   SiteRanking::kAllocations,
-                                               SiteRanking::kTemporary,   SiteRanking::kRuntimeRetained};
+inline constexpr SiteRanking kAllRankings[] = {SiteRanking::kLeaked,    SiteRanking::kPeak,
+                                               SiteRanking::kAllocated, SiteRanking::kAllocations,
+                                               SiteRanking::kTemporary, SiteRanking::kRuntimeRetained};
 const char* ranking_name(SiteRanking ranking);  // its JSON key
 
 // Indices into report.sites.sites: the `top` largest non-zero by `ranking`

@@ -6,8 +6,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <set>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "exit_codes.h"
 #include "reports/progress_bar.h"
@@ -79,8 +79,8 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   if (options.json) {
     nlohmann::json processes = nlohmann::json::array();
     for (const ProcessNode& n : order) processes.push_back(process_json(reports[n.input], n, reports, options.top));
-    const nlohmann::json doc = {{"schema", "memrec-report"}, {"version", 1}, {"processes", std::move(processes)},
-                                {"warnings", warnings}};
+    const nlohmann::json doc = {
+        {"schema", "memrec-report"}, {"version", 1}, {"processes", std::move(processes)}, {"warnings", warnings}};
     // Paths and names are the kernel's bytes, not promised UTF-8.
     out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
   } else {

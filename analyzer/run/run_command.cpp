@@ -146,7 +146,8 @@ int run_command(const RunOptions& options, std::ostream& err) {
   // memrec waits for the program to handle them and reports how it ended.
   struct sigaction ignore {};
   ignore.sa_handler = SIG_IGN;
-  struct sigaction old_int {}, old_quit {};
+  struct sigaction old_int {
+  }, old_quit{};
   sigaction(SIGINT, &ignore, &old_int);
   sigaction(SIGQUIT, &ignore, &old_quit);
   const pid_t pid = fork();

@@ -51,9 +51,22 @@ std::string cxa_demangle(const std::string& mangled) {
 // hold (rustc_symbol_mangling/src/legacy.rs).
 std::string unescape_rust_legacy(std::string_view s) {
   static constexpr std::array<std::pair<std::string_view, std::string_view>, 16> kEscapes{{
-      {"$SP$", "@"},  {"$BP$", "*"},   {"$RF$", "&"},   {"$LT$", "<"},   {"$GT$", ">"},   {"$LP$", "("},
-      {"$RP$", ")"},  {"$C$", ","},    {"$u20$", " "},  {"$u22$", "\""}, {"$u27$", "'"},  {"$u2b$", "+"},
-      {"$u3b$", ";"}, {"$u5b$", "["},  {"$u5d$", "]"},  {"$u7e$", "~"},
+      {"$SP$", "@"},
+      {"$BP$", "*"},
+      {"$RF$", "&"},
+      {"$LT$", "<"},
+      {"$GT$", ">"},
+      {"$LP$", "("},
+      {"$RP$", ")"},
+      {"$C$", ","},
+      {"$u20$", " "},
+      {"$u22$", "\""},
+      {"$u27$", "'"},
+      {"$u2b$", "+"},
+      {"$u3b$", ";"},
+      {"$u5b$", "["},
+      {"$u5d$", "]"},
+      {"$u7e$", "~"},
   }};
   std::string out;
   for (std::size_t i = 0; i < s.size();) {

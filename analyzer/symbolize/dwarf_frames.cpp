@@ -1,11 +1,15 @@
-// Inline-chain resolution over libdw. The outer function's DIE is found by
-// binary search in a per-CU table; below it, only the children that contain
-// the address are entered, so a lookup costs the depth of the inline chain.
+// CU lookup: .debug_aranges first (present in GCC output, and cheapest), then
+// the CU DIEs' DW_AT_low_pc/high_pc or DW_AT_ranges, read once per module.
+// Inline chains: the outer function's DIE is found by binary search in a
+// per-CU table; below it, only the children that contain the address are
+// entered, so a lookup costs the depth of the inline chain.
 #include "symbolize/dwarf_frames.h"
 
 #include <dwarf.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <string_view>
 
 namespace memrec::analyzer {
 namespace {
@@ -106,35 +110,82 @@ void collect_functions(Dwarf_Die& parent, std::vector<Range>& out) {
 
 }  // namespace
 
+void CuIndex::build() {
+  built_ = true;
+  if (dwfl_module_getdwarf(module_, &bias_) == nullptr) return;
+  Dwarf_Addr bias = 0;
+  for (Dwarf_Die* cu = dwfl_module_nextcu(module_, nullptr, &bias); cu != nullptr;
+       cu = dwfl_module_nextcu(module_, cu, &bias)) {
+    Dwarf_Addr base = 0;
+    Dwarf_Addr low = 0;
+    Dwarf_Addr high = 0;
+    for (ptrdiff_t off = 0; (off = dwarf_ranges(cu, off, &base, &low, &high)) > 0;) {
+      if (low < high) ranges_.push_back(Range{low, high, *cu});
+    }
+  }
+  std::sort(ranges_.begin(), ranges_.end(), [](const Range& a, const Range& b) { return a.low < b.low; });
+}
+
+std::optional<CuHit> CuIndex::find(Dwarf_Addr pc) {
+  Dwarf_Addr bias = 0;
+  if (Dwarf_Die* cu = dwfl_module_addrdie(module_, pc, &bias)) return CuHit{*cu, bias};
+  if (!built_) build();
+  const Dwarf_Addr addr = pc - bias_;
+  auto it =
+      std::upper_bound(ranges_.begin(), ranges_.end(), addr, [](Dwarf_Addr a, const Range& r) { return a < r.low; });
+  if (it == ranges_.begin() || addr >= std::prev(it)->high) return std::nullopt;
+  return CuHit{std::prev(it)->cu, bias_};
+}
+
 const std::vector<DwarfFrames::FunctionRange>& DwarfFrames::functions_of(Dwarf_Die& cu) {
   auto [it, inserted] = functions_by_cu_.try_emplace(dwarf_dieoffset(&cu));
   if (inserted) {
     std::vector<FunctionRange>& ranges = it->second;
     collect_functions(cu, ranges);
-    std::sort(ranges.begin(), ranges.end(), [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
+    std::sort(ranges.begin(), ranges.end(),
+              [](const FunctionRange& a, const FunctionRange& b) { return a.low < b.low; });
   }
   return it->second;
 }
 
-const std::string* DwarfFrames::function_name(Dwarf_Die& die) {
-  // The linkage name carries namespaces, template arguments and parameters;
-  // C functions (and main) have only DW_AT_name. _integrate follows
-  // DW_AT_abstract_origin and DW_AT_specification to the declaration.
-  Dwarf_Attribute attr;
-  for (const unsigned at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name, DW_AT_name}) {
-    if (const char* s = dwarf_formstring(dwarf_attr_integrate(&die, at, &attr))) return names_.get(s);
+const char* DwarfFrames::full_path(Dwarf_Die& cu, const char* file) {
+  if (file == nullptr || file[0] == '/') return file;
+  auto [it, inserted] = full_paths_.try_emplace(file);
+  if (inserted) {
+    // A build run from its build folder (meson, CMake) names sources relative
+    // to it; DWARF 5 leaves them relative to DW_AT_comp_dir, which libdw 0.188
+    // does not join. A relative comp_dir (Debian maps its build paths away
+    // with -fdebug-prefix-map) would not make them any better: keep those.
+    Dwarf_Attribute attr;
+    const char* dir = dwarf_formstring(dwarf_attr(&cu, DW_AT_comp_dir, &attr));
+    it->second =
+        dir != nullptr && dir[0] == '/' ? (std::filesystem::path(dir) / file).lexically_normal().string() : file;
   }
-  return nullptr;
+  return it->second.c_str();
 }
 
-std::vector<ResolvedFrame> DwarfFrames::frames_at(Dwarf_Die cu, Dwarf_Addr pc) {
+DwarfFrames::Name DwarfFrames::function_name(Dwarf_Die& die) {
+  // The linkage name carries namespaces, template arguments and parameters;
+  // C functions, main and C++ functions of internal linkage (static, in an
+  // anonymous namespace) have only DW_AT_name. _integrate follows
+  // DW_AT_abstract_origin and DW_AT_specification to the declaration.
+  Dwarf_Attribute attr;
+  for (const unsigned at : {DW_AT_linkage_name, DW_AT_MIPS_linkage_name}) {
+    if (const char* s = dwarf_formstring(dwarf_attr_integrate(&die, at, &attr))) return {names_.get(s), true};
+  }
+  return {names_.get(dwarf_formstring(dwarf_attr_integrate(&die, DW_AT_name, &attr))), false};
+}
+
+std::vector<ResolvedFrame> DwarfFrames::frames_at(Dwarf_Die cu, Dwarf_Addr pc, Dwarf_Addr module_pc) {
   std::vector<ResolvedFrame> frames;
   const Position innermost = line_table_position(cu, pc);
   const auto& functions = functions_of(cu);
   auto it = std::upper_bound(functions.begin(), functions.end(), pc,
                              [](Dwarf_Addr a, const FunctionRange& r) { return a < r.low; });
   if (it == functions.begin() || pc >= std::prev(it)->high) {
-    if (innermost.file != nullptr) frames.push_back(ResolvedFrame{nullptr, innermost.file, innermost.line, false});
+    if (innermost.file != nullptr) {
+      frames.push_back(ResolvedFrame{nullptr, full_path(cu, innermost.file), innermost.line, false});
+    }
     return frames;
   }
   Dwarf_Die function = std::prev(it)->die;
@@ -144,7 +195,17 @@ std::vector<ResolvedFrame> DwarfFrames::frames_at(Dwarf_Die cu, Dwarf_Addr pc) {
   // chain is outermost first; frames are innermost first.
   Position pos = innermost;
   for (std::size_t i = chain.size(); i-- > 0;) {
-    frames.push_back(ResolvedFrame{function_name(chain[i]), pos.file, pos.line, i != 0});
+    Name name = function_name(chain[i]);
+    // GCC gives a C++ function of internal linkage no linkage name, but its
+    // symbol has one: use it for the real function, whose symbol this is.
+    if (i == 0 && !name.qualified) {
+      const char* symbol = symbols_.at(module_pc);
+      if (symbol != nullptr &&
+          (std::string_view(symbol).starts_with("_Z") || std::string_view(symbol).starts_with("_R"))) {
+        name.text = names_.get(symbol);
+      }
+    }
+    frames.push_back(ResolvedFrame{name.text, full_path(cu, pos.file), pos.line, i != 0});
     if (i != 0) pos = call_position(cu, chain[i]);
   }
   return frames;

@@ -106,11 +106,10 @@ std::vector<format::Segment> ElfFile::load_segments() const {
     GElf_Phdr ph;
     if (gelf_getphdr(elf_, static_cast<int>(i), &ph) == nullptr || ph.p_type != PT_LOAD) continue;
     // The same encoding the preload records (preload/module_registry.cpp).
-    out.push_back(format::Segment{
-        ph.p_vaddr, ph.p_memsz, ph.p_offset,
-        static_cast<std::uint8_t>(((ph.p_flags & PF_X) ? format::kSegmentExec : 0) |
-                                  ((ph.p_flags & PF_W) ? format::kSegmentWrite : 0) |
-                                  ((ph.p_flags & PF_R) ? format::kSegmentRead : 0))});
+    out.push_back(format::Segment{ph.p_vaddr, ph.p_memsz, ph.p_offset,
+                                  static_cast<std::uint8_t>(((ph.p_flags & PF_X) ? format::kSegmentExec : 0) |
+                                                            ((ph.p_flags & PF_W) ? format::kSegmentWrite : 0) |
+                                                            ((ph.p_flags & PF_R) ? format::kSegmentRead : 0))});
   }
   return out;
 }

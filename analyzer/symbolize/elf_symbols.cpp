@@ -36,12 +36,11 @@ void ElfSymbols::load() {
     if (type != STT_FUNC && type != STT_GNU_IFUNC) continue;
     entries_.push_back(Entry{addr, addr + sym.st_size, name, rank_of(sym)});
   }
-  std::sort(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) {
-    return a.start != b.start ? a.start < b.start : a.rank > b.rank;
-  });
-  entries_.erase(std::unique(entries_.begin(), entries_.end(),
-                             [](const Entry& a, const Entry& b) { return a.start == b.start; }),
-                 entries_.end());
+  std::sort(entries_.begin(), entries_.end(),
+            [](const Entry& a, const Entry& b) { return a.start != b.start ? a.start < b.start : a.rank > b.rank; });
+  entries_.erase(
+      std::unique(entries_.begin(), entries_.end(), [](const Entry& a, const Entry& b) { return a.start == b.start; }),
+      entries_.end());
   for (std::size_t i = 0; i < entries_.size(); ++i) {
     if (entries_[i].end == entries_[i].start) {
       entries_[i].end = i + 1 < entries_.size() ? entries_[i + 1].start : entries_[i].start + 1;

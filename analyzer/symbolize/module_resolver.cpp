@@ -1,6 +1,7 @@
-// The module is reported to libdwfl at base 0, so libdwfl's addresses are the
-// ELF's own vaddrs (libdwfl.h, dwfl_report_elf: ET_EXEC ignores the base; an
-// ET_DYN is placed at it) and a recorded ip maps to ip - bias.
+// The module is reported to libdwfl at bias 0, so libdwfl's addresses are the
+// ELF's own vaddrs and a recorded ip maps to ip - bias (libdwfl.h,
+// dwfl_report_elf: ET_EXEC ignores the base; an ET_DYN with add_p_vaddr is
+// placed at base + p_vaddr, which matters when its p_vaddr is not 0).
 #include "symbolize/module_resolver.h"
 
 #include <fcntl.h>
@@ -52,7 +53,7 @@ Result<std::unique_ptr<ModuleResolver>> ModuleResolver::open(const ModuleSource&
     return Error{ErrorCode::kInternal, fmt::format("{}: libdwfl: {}", source.elf_path, dwfl_errmsg(-1))};
   }
   dwfl_report_begin(r->dwfl_);
-  r->module_ = dwfl_report_elf(r->dwfl_, source.elf_path.c_str(), source.elf_path.c_str(), -1, 0, false);
+  r->module_ = dwfl_report_elf(r->dwfl_, source.elf_path.c_str(), source.elf_path.c_str(), -1, 0, true);
   if (r->module_ == nullptr) {
     return Error{ErrorCode::kIo, fmt::format("{}: cannot load it ({})", source.elf_path, dwfl_errmsg(-1))};
   }
@@ -63,6 +64,7 @@ Result<std::unique_ptr<ModuleResolver>> ModuleResolver::open(const ModuleSource&
   *userdata = r.get();
   r->cu_index_ = std::make_unique<CuIndex>(r->module_);
   r->elf_symbols_ = std::make_unique<ElfSymbols>(r->module_);
+  r->dwarf_frames_ = std::make_unique<DwarfFrames>(r->names_, *r->elf_symbols_);
   return r;
 }
 
@@ -94,7 +96,7 @@ std::vector<ResolvedFrame> ModuleResolver::resolve(std::uint64_t return_offset) 
   const Dwarf_Addr pc = return_offset == 0 ? 0 : return_offset - 1;
   std::vector<ResolvedFrame> frames;
   if (use_dwarf_) {
-    if (const auto hit = cu_index_->find(pc)) frames = dwarf_frames_.frames_at(hit->cu, pc - hit->bias);
+    if (const auto hit = cu_index_->find(pc)) frames = dwarf_frames_->frames_at(hit->cu, pc - hit->bias, pc);
   }
   if (frames.empty()) frames.emplace_back();
   // DWARF without a function here (assembly, a CU without DIEs for it): the

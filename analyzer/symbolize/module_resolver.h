@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "memrec/reader/result.h"
-#include "symbolize/cu_index.h"
 #include "symbolize/dwarf_frames.h"
 #include "symbolize/elf_symbols.h"
 #include "symbolize/module_source.h"
@@ -52,9 +51,10 @@ class ModuleResolver {
   Dwfl* dwfl_ = nullptr;
   Dwfl_Module* module_ = nullptr;
   NameCache names_;
-  DwarfFrames dwarf_frames_{names_};
-  std::unique_ptr<CuIndex> cu_index_;        // made once module_ is known
-  std::unique_ptr<ElfSymbols> elf_symbols_;  // likewise
+  // Made once module_ is known.
+  std::unique_ptr<CuIndex> cu_index_;
+  std::unique_ptr<ElfSymbols> elf_symbols_;
+  std::unique_ptr<DwarfFrames> dwarf_frames_;
 };
 
 }  // namespace memrec::analyzer

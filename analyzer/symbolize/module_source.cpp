@@ -66,7 +66,9 @@ ModuleSource locate_module(const SymbolizeModule& module, std::span<const std::s
   }
   if (!disk) {
     return ModuleSource{
-        SourceKind::kNone, {}, {},
+        SourceKind::kNone,
+        {},
+        {},
         fmt::format("{} (recorded build-id {}); its frames show as module+offset: pass --debug-dir with a copy of "
                     "the file or its debug file",
                     disk.error().message, build_id_text(module.build_id))};
@@ -80,7 +82,9 @@ ModuleSource locate_module(const SymbolizeModule& module, std::span<const std::s
                                                  "recorded build's debug file for more",
                                                  mismatch));
   }
-  return ModuleSource{SourceKind::kNone, {}, {},
+  return ModuleSource{SourceKind::kNone,
+                      {},
+                      {},
                       fmt::format("{}; its code has moved, so its frames show as module+offset; pass --debug-dir with "
                                   "the recorded build's file or debug file",
                                   mismatch)};

@@ -65,7 +65,7 @@ def tool_paths(build_dir):
              "rusage_run": os.path.join(build_dir, "bench", "rusage_run")}
     missing = [p for p in paths.values() if not os.path.exists(p)]
     missing += [p for p in (measure.HEAPTRACK_PRELOAD, measure.HEAPTRACK_INTERPRET) if not os.path.exists(p)]
-    missing += [t for t in ("heaptrack_print", "zstd", "g++", "sqlite3") if shutil.which(t) is None]
+    missing += [t for t in ("heaptrack_print", "g++", "sqlite3") if shutil.which(t) is None]
     if missing:
         raise measure.BenchError("missing: " + ", ".join(missing) +
                                  " (scripts/setup installs the Debian packages; scripts/bench builds the rest)")
@@ -92,7 +92,8 @@ def environment_lines(load_before):
     load_after = os.getloadavg()[0]
     return [
         f"Measured {datetime.date.today().isoformat()} on {cpu}, {os.cpu_count()} cores, {mem_gib:.0f} GiB, "
-        f"Linux {platform.release()}; memrec {commit}; {first_line(['heaptrack', '--version'])}; "
+        f"Linux {platform.release()}; memrec {commit}; {first_line(['heaptrack', '--version'])} "
+        f"(its file compressed with {measure.COMPRESSOR[0]}); "
         f"{first_line(['g++', '--version'])}; sqlite {first_line(['sqlite3', '--version']).split()[0]}; "
         f"{first_line(['/usr/bin/python3', '--version'])}. "
         f"1-minute load average {load_before:.1f} before the run, {load_after:.1f} after.",
@@ -150,14 +151,14 @@ def benchmark(args, paths, work_dir):
         say(f"== repetition {rep + 1}/{args.reps} ==")
         for w in chosen:
             run_repetition(launcher, w, paths, command, work_dir, rep, results[w.name])
-    raw = os.path.join(args.build_dir, "bench-results.json")
+    kind = "quick" if args.quick else "partial" if args.only else "results"
+    raw = os.path.join(args.build_dir, f"bench-{kind}.json")
     with open(raw, "w") as f:
         json.dump(results, f, indent=1)
     generated = report.render(results, environment_lines(load_before), command, args.reps)
     output = args.output
     if output is None:
-        scratch = "bench-quick.md" if args.quick else "bench-partial.md"
-        output = os.path.join(args.build_dir, scratch) if args.quick or args.only else DOC
+        output = DOC if kind == "results" else os.path.join(args.build_dir, f"bench-{kind}.md")
     report.write_document(output, generated)
     say(f"Raw results: {raw}")
     say(f"Wrote {output}")
@@ -197,6 +198,9 @@ def main(argv):
         print(f"scripts/bench: {error}", file=sys.stderr)
         print(f"scripts/bench: logs are in {work_dir}", file=sys.stderr)
         return 1
+    except KeyboardInterrupt:
+        shutil.rmtree(work_dir, ignore_errors=True)  # dumps of hundreds of MiB
+        return 130
     shutil.rmtree(work_dir, ignore_errors=True)  # kept above when something failed, for its logs
     say(f"scripts/bench: done in {time.monotonic() - started:.0f} s")
     return 0

@@ -11,12 +11,15 @@ import dataclasses
 import glob
 import json
 import os
+import shutil
 import subprocess
 import time
 
 HEAPTRACK_LIB = "/usr/lib/heaptrack"
 HEAPTRACK_PRELOAD = os.path.join(HEAPTRACK_LIB, "libheaptrack_preload.so")
 HEAPTRACK_INTERPRET = os.path.join(HEAPTRACK_LIB, "libexec", "heaptrack_interpret")
+# Like /usr/bin/heaptrack: zstd when its command is installed, else gzip.
+COMPRESSOR = ("zstd", ".zst") if shutil.which("zstd") else ("gzip", ".gz")
 # Variables that must not leak from the caller into any measured process.
 _SCRUBBED_PREFIXES = ("MEMREC_", "DUMP_HEAPTRACK")
 _SCRUBBED = {"LD_PRELOAD", "LD_LIBRARY_PATH", "PYTHONMALLOC", "MALLOC_CHECK_", "MALLOC_PERTURB_"}
@@ -106,13 +109,14 @@ def run_memrec(launcher, workload, preload, out_dir, log_base):
 def run_heaptrack(launcher, workload, out_dir, log_base):
     """Does what /usr/bin/heaptrack does, minus its shell start-up: the target
     runs with libheaptrack_preload.so writing into a FIFO, which
-    heaptrack_interpret reads and zstd compresses. Measuring the target
+    heaptrack_interpret reads and zstd (or gzip) compresses. Measuring the target
     directly gives its own peak RSS; the wall time runs until the compressed
     file is complete. Returns (Run of the whole, Run of the target, path)."""
     fifo = os.path.join(out_dir, f"heaptrack.{workload.name}.fifo")
-    output = os.path.join(out_dir, f"heaptrack.{workload.name}.zst")
+    compressor, suffix = COMPRESSOR
+    output = os.path.join(out_dir, f"heaptrack.{workload.name}{suffix}")
     os.mkfifo(fifo, 0o600)
-    reader_argv = ["/bin/sh", "-c", 'exec "$0" < "$1" | zstd -q -c > "$2"', HEAPTRACK_INTERPRET, fifo, output]
+    reader_argv = ["/bin/sh", "-c", f'exec "$0" < "$1" | {compressor} -c > "$2"', HEAPTRACK_INTERPRET, fifo, output]
     start = time.perf_counter()
     reader = launcher.spawn(reader_argv, {}, log_base + ".interpret")
     try:
@@ -172,7 +176,7 @@ def memrec_counts(memrec, dumps):
 def heaptrack_counts(path):
     """Counts the '+' (allocation) and '-' (free) records of heaptrack's file;
     heaptrack writes a realloc as both."""
-    pipeline = subprocess.Popen(["zstd", "-dc", path], stdout=subprocess.PIPE, env=clean_env())
+    pipeline = subprocess.Popen([COMPRESSOR[0], "-dc", path], stdout=subprocess.PIPE, env=clean_env())
     plus = minus = 0
     for line in pipeline.stdout:
         if line.startswith(b"+ "):
@@ -180,7 +184,7 @@ def heaptrack_counts(path):
         elif line.startswith(b"- "):
             minus += 1
     if pipeline.wait() != 0:
-        raise BenchError(f"zstd -dc {path} failed")
+        raise BenchError(f"{COMPRESSOR[0]} -dc {path} failed")
     return {"alloc": plus, "free": minus}
 
 

@@ -2,8 +2,10 @@
 
 Records the workload under libmemrec.so with `perf record -g` (frame-pointer
 call graphs; the self-time ranking below does not need them) and prints the
-share of samples per shared object, then the hottest symbols, self time, all
-threads (the writer thread included). Used by bench.py only.
+share of samples per thread (the program's, memrec-writer) and shared object,
+then the hottest symbols, self time. Debian's libunwind is stripped: its
+hottest unnamed addresses are unw_backtrace's static fast path (tdep_trace).
+Used by bench.py only.
 """
 
 import os
@@ -30,11 +32,11 @@ def perf_profile(workload, preload, work_dir, data):
     # perf itself must not run under the preload: env(1) hands it to the target only.
     target = ["env", f"LD_PRELOAD={preload}", f"MEMREC_OUTPUT={output}", *workload.argv]
     _perf(["record", "-g", "-F", "4000", "-o", data, "--", *target])
-    print(f"== perf: samples by shared object ({workload.name} under memrec: {workload.describe}) ==")
-    for line in _report_lines(data, "dso", 0.5, ["-g", "none"]):
+    print(f"== perf: samples by thread and shared object ({workload.name} under memrec: {workload.describe}) ==")
+    for line in _report_lines(data, "comm,dso", 0.5, ["-g", "none"]):
         print(line)
-    print("== perf: hottest symbols, self time, all threads ==")
-    for line in _report_lines(data, "dso,sym", 0.5, ["-g", "none"])[:40]:
+    print("== perf: hottest symbols, self time, by thread ==")
+    for line in _report_lines(data, "comm,dso,sym", 0.5, ["-g", "none"])[:40]:
         print(line)
     print(f"== perf: hottest symbols in {os.path.basename(preload)} ==")
     for line in _report_lines(data, "sym", 0.2, ["-g", "none", "--dsos", os.path.basename(preload)])[:30]:

@@ -228,7 +228,7 @@ def render(results, environment, command, reps):
     if main:
         out += ["### Wall time", "", time_table(main), "",
                 "### CPU time", "", "User + system time of the target and, for heaptrack, of heaptrack_interpret "
-                "and zstd as well.", "", cpu_table(main), "",
+                "and its compressor as well.", "", cpu_table(main), "",
                 "### Extra peak RSS of the target", "", rss_table(main), "",
                 "### Dump size", "", dump_table(main), "",
                 f"### Analyzer: `memrec {command}` against `heaptrack_print`", "", analyzer_table(main, command), ""]

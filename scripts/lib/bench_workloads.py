@@ -28,7 +28,7 @@ class Workload:
 def _sizes(quick):
     if quick:
         return {"churn_allocs": 20_000, "sweep_allocs": 5_000, "sqlite_rows": 2_000, "python_rounds": 5}
-    return {"churn_allocs": 5_000_000, "sweep_allocs": 1_000_000, "sqlite_rows": 200_000, "python_rounds": 300}
+    return {"churn_allocs": 5_000_000, "sweep_allocs": 2_000_000, "sqlite_rows": 200_000, "python_rounds": 300}
 
 
 def cc1plus_command(source, output, defines):

@@ -3,10 +3,11 @@
 
 Reads each suite's own report (meson's test log plus the doctest JUnit files
 written through doctest_junit.py, pytest's JUnit XML, the exit status of the
-format check and of the quick bench run), prints one line per suite and the failures, and ends with exactly one
-line `N passed, N failed`. Exits 0 when nothing failed, else 1. A suite that ran
-nothing, or whose runner failed without saying which test failed, counts as one
-failure: an empty or broken suite must never look like a pass.
+format check and of the quick bench run), prints one line per suite and the
+failures, and ends with exactly one line `N passed, N failed`. Exits 0 when
+nothing failed, else 1. A suite that ran nothing, or whose runner failed without
+saying which test failed, counts as one failure: an empty or broken suite must
+never look like a pass.
 """
 
 import argparse

@@ -1,10 +1,13 @@
-// libFuzzer target: feeds arbitrary bytes through the reader's whole path, the
-// way the analyzer reads a dump (open_dump, then a FrameDecoder per frame), then
-// read_all. Built by scripts/fuzz (clang, -fsanitize=fuzzer,address,undefined)
-// and, with replay_main.cpp, by meson to replay the corpus. It must never crash,
-// hang or allocate without bound; the checks below trap on a broken promise.
+// libFuzzer target: feeds arbitrary bytes through the reader's whole path the
+// way the analyzer reads a dump (open_dump, then a FrameDecoder per frame),
+// then read_all; every frame that decodes is written again with the recorder's
+// encoder and must read back the same. Built by scripts/fuzz (clang, libFuzzer,
+// ASan, UBSan) and by meson with replay_main.cpp to replay the corpus. It must
+// never crash, hang or allocate without bound: the checks trap when a promise breaks.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -28,47 +31,96 @@ void require(bool promise) {
 
 bool names_file(const Error& error) { return std::string_view(error.message).starts_with(kName); }
 
-// Checks what the decoder hands out against the limits the format sets.
-class CheckingVisitor final : public RecordVisitor {
+// Checks what the decoder hands out against the limits the format sets, and
+// writes every record again with the recorder's own encoder.
+class ReencodingVisitor final : public RecordVisitor {
  public:
-  std::uint64_t records = 0;
+  // Canonical varints are never longer than the ones read, so `capacity`
+  // (the payload's size) always holds the records again.
+  explicit ReencodingVisitor(std::size_t capacity) : buffer_(capacity), out_(buffer_) {}
 
-  void on_thread(const ThreadRecord&) override { ++records; }
+  std::uint64_t records = 0;
+  std::span<const std::byte> written() const { return out_.written(); }
+
+  void on_thread(const ThreadRecord& r) override { put(out_.thread(r.tid)); }
   void on_alloc(const AllocRecord& r) override {
     require(static_cast<unsigned>(r.fn) < format::kAllocFnCount);
-    ++records;
+    put(out_.alloc(r.fn, r.time_ns, r.addr, r.size, r.stack.value));
   }
-  void on_free(const FreeRecord&) override { ++records; }
+  void on_free(const FreeRecord& r) override { put(out_.free(r.time_ns, r.addr)); }
   void on_realloc(const ReallocRecord& r) override {
     require(static_cast<unsigned>(r.fn) < format::kAllocFnCount);
-    ++records;
+    put(out_.realloc(r.fn, r.free_ns, r.old_addr, r.alloc_ns, r.new_addr, r.size, r.stack.value));
   }
-  void on_mmap(const MmapRecord&) override { ++records; }
-  void on_munmap(const MunmapRecord&) override { ++records; }
-  void on_mremap(const MremapRecord&) override { ++records; }
+  void on_mmap(const MmapRecord& r) override {
+    // The encoder takes prot and flags as the u32 that mmap() has.
+    if (r.prot > UINT32_MAX || r.flags > UINT32_MAX) return skip();
+    put(out_.mmap(r.time_ns, r.addr, r.size, static_cast<std::uint32_t>(r.prot), static_cast<std::uint32_t>(r.flags),
+                  r.stack.value));
+  }
+  void on_munmap(const MunmapRecord& r) override { put(out_.munmap(r.time_ns, r.addr, r.size)); }
+  void on_mremap(const MremapRecord& r) override {
+    put(out_.mremap(r.free_ns, r.old_addr, r.old_size, r.alloc_ns, r.new_addr, r.new_size, r.stack.value));
+  }
   void on_stack(const StackRecord& r) override {
     require(r.ips.size() <= format::kMaxStackDepth);
-    ++records;
+    put(out_.stack(r.id.value, r.module_gen, r.flags, r.ips));
   }
   void on_module_load(const ModuleLoadRecord& r) override {
     require(r.path.size() <= format::kMaxStringBytes && r.build_id.size() <= format::kMaxStringBytes);
-    ++records;
+    put(out_.module_load(r.id.value, r.gen, r.path, r.bias, r.build_id, r.segments));
   }
-  void on_module_unload(const ModuleUnloadRecord&) override { ++records; }
+  void on_module_unload(const ModuleUnloadRecord& r) override { put(out_.module_unload(r.id.value, r.gen)); }
   void on_thread_start(const ThreadStartRecord& r) override {
     require(r.name.size() <= format::kMaxStringBytes);
-    ++records;
+    put(out_.thread_start(r.tid, r.time_ns, r.name));
   }
   void on_thread_name(const ThreadNameRecord& r) override {
     require(r.name.size() <= format::kMaxStringBytes);
+    put(out_.thread_name(r.tid, r.name));
+  }
+  void on_thread_exit(const ThreadExitRecord& r) override { put(out_.thread_exit(r.tid, r.time_ns)); }
+  void on_rss(const RssRecord& r) override { put(out_.rss(r.time_ns, r.rss_bytes)); }
+  void on_recording(const RecordingRecord& r) override { put(out_.recording(r.time_ns, r.on)); }
+  void on_counters(const CountersRecord& r) override {
+    // The encoder's keys are the u8 Counter enum; later keys are kept by the
+    // reader but cannot be written back.
+    std::vector<format::CounterValue> values;
+    for (const auto& [key, value] : r.values) {
+      if (key > UINT8_MAX) return skip();
+      values.push_back({static_cast<format::Counter>(key), value});
+    }
+    put(out_.counters(values));
+  }
+  void on_end(const EndRecord& r) override { put(out_.end(r.time_ns)); }
+
+  bool complete() const { return !skipped_; }
+
+ private:
+  void put(bool written) {
+    require(written);
     ++records;
   }
-  void on_thread_exit(const ThreadExitRecord&) override { ++records; }
-  void on_rss(const RssRecord&) override { ++records; }
-  void on_recording(const RecordingRecord&) override { ++records; }
-  void on_counters(const CountersRecord&) override { ++records; }
-  void on_end(const EndRecord&) override { ++records; }
+  // A record the encoder cannot express: the frame is not compared.
+  void skip() {
+    skipped_ = true;
+    ++records;
+  }
+
+  std::vector<std::byte> buffer_;
+  format::RecordEncoder out_;
+  bool skipped_ = false;
 };
+
+// Decoding what the encoder wrote and encoding it again gives the same bytes:
+// the reader reads exactly what the recorder writes.
+void check_round_trip(std::span<const std::byte> reencoded, std::uint64_t records, std::uint64_t frame_offset) {
+  ReencodingVisitor again(reencoded.size());
+  require(decode_records(reencoded, kName, frame_offset, again).ok());
+  require(again.records == records);
+  const auto twice = again.written();
+  require(twice.size() == reencoded.size() && std::equal(twice.begin(), twice.end(), reencoded.begin()));
+}
 
 // Frames are back to back from the end of the header, inside the file, within
 // the format's limits; truncation starts after the last complete frame.
@@ -90,7 +142,7 @@ std::uint64_t stream_frames(const Dump& dump) {
   std::uint64_t payload_bytes = 0;
   for (const FrameInfo& frame : dump.index.frames) {
     payload_bytes += frame.decompressed_bytes;
-    CheckingVisitor visitor;
+    ReencodingVisitor visitor(frame.decompressed_bytes);
     const Status status = decoder.decode(dump.bytes(), frame, dump.name(), visitor);
     // Every record takes at least its tag byte.
     require(visitor.records <= frame.decompressed_bytes);
@@ -100,6 +152,7 @@ std::uint64_t stream_frames(const Dump& dump) {
       require(error.code == ErrorCode::kCorrupt || (error.code == ErrorCode::kTruncated && frame.reaches_zero_tail));
       break;
     }
+    if (visitor.complete()) check_round_trip(visitor.written(), visitor.records, frame.offset);
   }
   return payload_bytes;
 }

@@ -1,7 +1,7 @@
 // A main() for reader_fuzzer.cpp without libFuzzer: runs every file named on
 // the command line (directories: every file in them) through the fuzz target
-// once. meson builds it with the project's compiler to replay the corpus and
-// the regressions, so a reader change that breaks them fails without clang.
+// once. meson builds it with the project's compiler to replay the corpus (and
+// the fixed findings in it), so a reader change that breaks them fails without clang.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

@@ -1,17 +1,19 @@
 """Hostile input to the `memrec` command: files that are empty, zero-filled,
 foreign, newer, damaged, cut, crafted to break limits, directories or missing.
 
-Given such a file, when `memrec info` (text and --json) reads it, then it
-either reads what is data (a dump cut inside a frame or ending in zeros is a
-crashed recording: FORMAT.md, "Frames") and exits 0, or prints exactly one
-line `memrec: FILE: ...` naming the file, and exits 2. Never a crash, an
-internal error, sanitizer output or a hang: every run has a timeout.
+Given such a file, when `memrec info` or `memrec report` (text and --json)
+reads it, then it either reads what is data (a dump cut inside a frame or
+ending in zeros is a crashed recording: FORMAT.md, "Frames") and exits 0, or
+prints exactly one line `memrec: FILE: ...` naming the file and exits 2.
+Never a crash, an internal error, sanitizer output or a hang: every run has
+a timeout.
 
 Crafted frames are built here byte by byte (FORMAT.md, "Records"), inside
 zstd frames of raw blocks (RFC 8878, 3.1.1), so no zstd module is needed.
 """
 from __future__ import annotations
 
+import json
 import os
 import struct
 from pathlib import Path
@@ -25,10 +27,12 @@ import memrec_support as support
 TIMEOUT_S = min(support.TIMEOUT_S, 30.0)
 
 # Every subcommand that reads dumps, as argv after `memrec`: each hostile case
-# runs under each of them. Add `memrec report` here when it lands.
+# runs under each of them.
 READERS = [
     pytest.param(["info"], id="info"),
     pytest.param(["info", "--json"], id="info-json"),
+    pytest.param(["report"], id="report"),
+    pytest.param(["report", "--json"], id="report-json"),
 ]
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
@@ -134,6 +138,19 @@ def assert_rejected(run: support.Run, name: str, *phrases: str) -> None:
         assert phrase in lines[0], f"{phrase!r} missing\n{run.describe()}"
 
 
+def assert_nothing_reported(run: support.Run, reader: list[str], name: str) -> None:
+    """Nothing about the rejected file on stdout: no text at all, or (--json)
+    a document that still parses and does not mention it."""
+    if "--json" not in reader:
+        assert run.stdout.strip() == "", run.describe()
+    elif run.stdout.strip():
+        try:
+            document = json.loads(run.stdout)
+        except ValueError:
+            pytest.fail(f"stdout is not JSON\n{run.describe()}")
+        assert name not in json.dumps(document), run.describe()
+
+
 def read_as(build, reader: list[str], tmp_path: Path, data: bytes, name: str = "hostile.dat") -> support.Run:
     (tmp_path / name).write_bytes(data)
     return run_memrec(build, [*reader, name], tmp_path)
@@ -168,7 +185,7 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
     make, phrases = NOT_DUMPS[case]
     run = read_as(build, reader, tmp_path, make())
     assert_rejected(run, "hostile.dat", *phrases)
-    assert run.stdout.strip() in ("", "[]"), run.describe()
+    assert_nothing_reported(run, reader, "hostile.dat")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -233,29 +250,35 @@ def test_bytes_after_the_clean_end_are_corrupt(build, memrec_cli, tmp_path, read
     assert_rejected(run, "hostile.dat", "corrupt frame", f"offset {len(real_dump)}")
 
 
-def test_a_dump_cut_anywhere_in_its_frames_reads_up_to_the_cut(build, memrec_cli, tmp_path, real_dump):
+def assert_read_cut(build, reader: list[str], tmp_path: Path, data: bytes, truncated_at: int | None) -> None:
+    """`reader` exits 0 on `data`; `memrec info --json` says where it was cut."""
+    run = read_as(build, reader, tmp_path, data)
+    assert_no_crash(run)
+    assert run.returncode == EXIT_OK, run.describe()
+    info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
+    assert info["clean_end"] is False
+    assert info["truncated_at"] == truncated_at
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_dump_cut_anywhere_in_its_frames_reads_up_to_the_cut(build, memrec_cli, tmp_path, reader, real_dump):
     """FORMAT.md: a file cut anywhere (SIGKILL, a full disk) reads up to its
     last complete frame. Cut at the header's end, inside the envelope, inside
     the zstd data, and one byte short of the end."""
     first = header_size(real_dump)
-    for cut in (first, first + 3, first + 12, (first + len(real_dump)) // 2, len(real_dump) - 1):
-        run = read_as(build, ["info", "--json"], tmp_path, real_dump[:cut])
-        assert_no_crash(run)
-        assert run.returncode == EXIT_OK, run.describe()
-        info = support.json.loads(run.stdout)
-        assert info["clean_end"] is False
-        assert info["truncated_at"] is None if cut == first else info["truncated_at"] <= cut
+    last = frame_offsets(real_dump)[-1]
+    assert_read_cut(build, reader, tmp_path, real_dump[:first], None)
+    for cut in (last + 3, last + 12, (last + len(real_dump)) // 2, len(real_dump) - 1):
+        assert_read_cut(build, reader, tmp_path, real_dump[:cut], last)
 
 
-def test_a_zero_tail_reads_as_a_cut(build, memrec_cli, tmp_path, real_dump):
+@pytest.mark.parametrize("reader", READERS)
+def test_a_zero_tail_reads_as_a_cut(build, memrec_cli, tmp_path, reader, real_dump):
     """Power loss leaves a file extended with zeros: truncation, not corruption."""
     last = frame_offsets(real_dump)[-1]
     for zeros_from in (last, last + 5, last + 12 + 4):
         data = real_dump[:zeros_from] + bytes(len(real_dump) - zeros_from + 4096)
-        run = read_as(build, ["info", "--json"], tmp_path, data)
-        assert_no_crash(run)
-        assert run.returncode == EXIT_OK, run.describe()
-        assert support.json.loads(run.stdout)["truncated_at"] == last
+        assert_read_cut(build, reader, tmp_path, data, last)
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -305,13 +328,15 @@ def test_a_frame_smaller_than_its_envelope_says_is_corrupt(build, memrec_cli, tm
     assert_rejected(read_as(build, reader, tmp_path, data), "hostile.dat", "corrupt frame", "envelope says 100")
 
 
-def test_a_crafted_clean_dump_reads(build, memrec_cli, tmp_path):
+@pytest.mark.parametrize("reader", READERS)
+def test_a_crafted_clean_dump_reads(build, memrec_cli, tmp_path, reader):
     """The builders above make dumps memrec accepts: the cases above fail for
     the reason they name, not because the crafting is wrong."""
     data = header() + frame(THREAD + b"\x0b" + varint(7) + zz(1) + string(b"main") + alloc(5, 0x1000, 64) + END)
-    run = read_as(build, ["info", "--json"], tmp_path, data)
+    run = read_as(build, reader, tmp_path, data)
+    assert_no_crash(run)
     assert run.returncode == EXIT_OK, run.describe()
-    info = support.json.loads(run.stdout)
+    info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
     assert info["clean_end"] is True and info["counts"]["alloc"] == 1
     assert info["heap"]["live_bytes"] == 64
 

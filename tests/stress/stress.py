@@ -11,6 +11,8 @@ with `memrec info --json`, and prints one summary table.
   forks     fork_storm --forks children without exec, then with exec, while a
             thread allocates: every process's dump reads, ends cleanly, and
             holds exactly its own leak
+  corpus    every input in --corpus (the fuzzer's) through `memrec info` and
+            `memrec report`, text and JSON: read, or rejected in one line
 
 Every process runs in a session of its own with a timeout; a hang fails its
 scenario. Exits 1 if any scenario (or the fuzz run passed in by scripts/stress)
@@ -134,6 +136,29 @@ class Stress:
 
     # --- scenarios --------------------------------------------------------------
 
+    def corpus(self, corpus: Path) -> Row:
+        """Every input the fuzzer kept, through every subcommand that reads
+        dumps: exit 0, or exit 2 with one line naming the file; in time."""
+        commands = sweep_commands(self.memrec)
+        inputs = sorted(p for p in corpus.iterdir() if p.is_file())
+        outcomes = {0: 0, 2: 0}
+        problems: list[str] = []
+        for path in inputs:
+            for cmd in commands:
+                run = finish(start([str(self.memrec), *cmd, str(path)], clean_env({})), 60)
+                lines = [line for line in run.stderr.splitlines() if line.strip()]
+                one_line = len(lines) == 1 and lines[0].startswith(f"memrec: {path}: ")
+                if run.returncode == 0 or (run.returncode == 2 and one_line):
+                    outcomes[run.returncode] += 1
+                else:
+                    problems.append(f"{' '.join(cmd)} {path.name}: exit {run.returncode}: {run.stderr.strip()[:200]}")
+        details = (f"{len(inputs)} inputs x {' | '.join(' '.join(c) for c in commands)}: "
+                   f"{outcomes[0]} read, {outcomes[2]} rejected in one line")
+        if problems:
+            details += f"; {len(problems)} problems: " + "; ".join(problems[:3])
+        return Row("analyzer over the fuzz corpus", f"{len(inputs) * len(commands)}", not problems and inputs != [],
+                   details)
+
     def sigkill(self, kills: int, rng: random.Random) -> Row:
         exe = self.build / "tests" / "programs" / "sigkill_loop"
         read = cut = 0
@@ -249,6 +274,13 @@ class Stress:
         return Row(name, f"{len(dumps)} dumps", not problems, details + ("; " + "; ".join(problems) if problems else ""))
 
 
+def sweep_commands(memrec: Path) -> list[list[str]]:
+    """The subcommands that read dumps, as this memrec lists them in --help."""
+    listed = finish(start([str(memrec), "--help"], clean_env({})), 60).stdout
+    return [cmd for cmd in (["info"], ["info", "--json"], ["report"], ["report", "--json"])
+            if f"  {cmd[0]} " in listed]
+
+
 def guarded(scenario: str, fn, *args) -> Row:
     began = time.monotonic()
     try:
@@ -281,6 +313,7 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=20000)
     parser.add_argument("--forks", type=int, default=200)
     parser.add_argument("--seed", type=int, default=None, help="for the kill moments (default: random)")
+    parser.add_argument("--corpus", type=Path, help="inputs to read with memrec (scripts/fuzz's corpus)")
     parser.add_argument("--fuzz", nargs=4, metavar=("EXIT", "SECONDS", "ELAPSED", "SUMMARY"),
                         help="the result of scripts/fuzz, for the table")
     args = parser.parse_args()
@@ -294,6 +327,8 @@ def main() -> int:
                         code == "0", summary, float(elapsed)))
     with tempfile.TemporaryDirectory(prefix="memrec-stress-") as work:
         stress = Stress(args.build.resolve(), args.programs.resolve(), Path(work))
+        if args.corpus:
+            rows.append(guarded("analyzer over the fuzz corpus", stress.corpus, args.corpus))
         rows.append(guarded("SIGKILL sigkill_loop", stress.sigkill, args.kills, random.Random(seed)))
         rows.append(guarded(f"{args.threads} threads", stress.threads, args.threads, args.blocks))
         rows.append(guarded(f"{args.forks} forks", stress.forks, args.forks, "fork"))

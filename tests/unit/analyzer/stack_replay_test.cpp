@@ -16,55 +16,55 @@ HeapEvent release(std::uint64_t t, std::uint64_t addr) { return HeapEvent{t, add
 }  // namespace
 
 TEST_SUITE("analyzer/stack_replay") {
-TEST_CASE("keeps each stack's bytes as they were at the peak") {
-  StackReplay r({});
-  r.on_event(alloc(1, 0x10, 100, 1), 0);
-  r.on_event(alloc(2, 0x20, 300, 2), 0);  // peak: 400 = 100 (1) + 300 (2)
-  r.on_event(release(3, 0x20), 0);
-  r.on_event(alloc(4, 0x30, 50, 1), 0);  // 150: below the peak
-  r.finish();
-  CHECK(r.totals().peak_bytes == 400);
-  CHECK(r.totals().peak_time_ns == 2);
-  CHECK(r.columns().peak_bytes[1] == 100);
-  CHECK(r.columns().peak_bytes[2] == 300);
-  CHECK(r.columns().leaked_bytes[1] == 150);
-  CHECK(r.columns().leaked_count[1] == 2);
-  CHECK(r.columns().leaked_bytes[2] == 0);
-}
+  TEST_CASE("keeps each stack's bytes as they were at the peak") {
+    StackReplay r({});
+    r.on_event(alloc(1, 0x10, 100, 1), 0);
+    r.on_event(alloc(2, 0x20, 300, 2), 0);  // peak: 400 = 100 (1) + 300 (2)
+    r.on_event(release(3, 0x20), 0);
+    r.on_event(alloc(4, 0x30, 50, 1), 0);  // 150: below the peak
+    r.finish();
+    CHECK(r.totals().peak_bytes == 400);
+    CHECK(r.totals().peak_time_ns == 2);
+    CHECK(r.columns().peak_bytes[1] == 100);
+    CHECK(r.columns().peak_bytes[2] == 300);
+    CHECK(r.columns().leaked_bytes[1] == 150);
+    CHECK(r.columns().leaked_count[1] == 2);
+    CHECK(r.columns().leaked_bytes[2] == 0);
+  }
 
-TEST_CASE("counts a block freed before its thread allocates again as temporary") {
-  StackReplay r({});
-  r.on_event(alloc(1, 0x10, 8, 1), 0);
-  r.on_event(alloc(2, 0x20, 8, 2), 1);  // another thread's allocation does not count
-  r.on_event(release(3, 0x10), 0);      // temporary
-  r.on_event(alloc(4, 0x30, 8, 1), 0);
-  r.on_event(alloc(5, 0x40, 8, 1), 0);
-  r.on_event(release(6, 0x30), 0);  // not: 0x40 came in between
-  r.finish();
-  CHECK(r.totals().temporary == 1);
-  CHECK(r.columns().temporary[1] == 1);
-}
+  TEST_CASE("counts a block freed before its thread allocates again as temporary") {
+    StackReplay r({});
+    r.on_event(alloc(1, 0x10, 8, 1), 0);
+    r.on_event(alloc(2, 0x20, 8, 2), 1);  // another thread's allocation does not count
+    r.on_event(release(3, 0x10), 0);      // temporary
+    r.on_event(alloc(4, 0x30, 8, 1), 0);
+    r.on_event(alloc(5, 0x40, 8, 1), 0);
+    r.on_event(release(6, 0x30), 0);  // not: 0x40 came in between
+    r.finish();
+    CHECK(r.totals().temporary == 1);
+    CHECK(r.columns().temporary[1] == 1);
+  }
 
-TEST_CASE("a window counts only its events and leaks only what it allocated") {
-  StackReplay r(TimeWindow{10, 20});
-  r.on_event(alloc(5, 0x10, 1000, 1), 0);  // before: live, not counted
-  r.on_event(alloc(12, 0x20, 10, 2), 0);   // in: the peak is 1010
-  r.on_event(release(15, 0x10), 0);
-  r.on_event(alloc(25, 0x30, 5000, 3), 0);  // after: ignored
-  r.finish();
-  CHECK(r.totals().allocations == 1);
-  CHECK(r.totals().frees == 1);
-  CHECK(r.totals().peak_bytes == 1010);
-  CHECK(r.totals().leaked_bytes == 10);
-  CHECK(r.columns().peak_bytes[1] == 1000);
-  CHECK(r.columns().allocations[1] == 0);
-}
+  TEST_CASE("a window counts only its events and leaks only what it allocated") {
+    StackReplay r(TimeWindow{10, 20});
+    r.on_event(alloc(5, 0x10, 1000, 1), 0);  // before: live, not counted
+    r.on_event(alloc(12, 0x20, 10, 2), 0);   // in: the peak is 1010
+    r.on_event(release(15, 0x10), 0);
+    r.on_event(alloc(25, 0x30, 5000, 3), 0);  // after: ignored
+    r.finish();
+    CHECK(r.totals().allocations == 1);
+    CHECK(r.totals().frees == 1);
+    CHECK(r.totals().peak_bytes == 1010);
+    CHECK(r.totals().leaked_bytes == 10);
+    CHECK(r.columns().peak_bytes[1] == 1000);
+    CHECK(r.columns().allocations[1] == 0);
+  }
 
-TEST_CASE("a free of an unknown block is counted, not an error") {
-  StackReplay r({});
-  r.on_event(release(1, 0x99), 0);
-  r.finish();
-  CHECK(r.totals().unmatched_frees == 1);
-  CHECK(r.totals().peak_bytes == 0);
-}
+  TEST_CASE("a free of an unknown block is counted, not an error") {
+    StackReplay r({});
+    r.on_event(release(1, 0x99), 0);
+    r.finish();
+    CHECK(r.totals().unmatched_frees == 1);
+    CHECK(r.totals().peak_bytes == 0);
+  }
 }

@@ -7,9 +7,9 @@
 #include <link.h>
 #include <unistd.h>
 
+#include <doctest/doctest.h>
 #include <cstdio>
 #include <cstdlib>
-#include <doctest/doctest.h>
 
 #include "fixture_trace.h"
 #include "symbolize/elf_file.h"

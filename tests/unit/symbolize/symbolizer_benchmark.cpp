@@ -7,10 +7,10 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 #include <thread>
 #include <vector>
@@ -104,8 +104,8 @@ int main(int argc, char** argv) {
     }
     const SymbolizeModule module{file, elf->build_id(), kBias, elf->load_segments()};
     const std::vector<std::uint64_t> ips = function_addresses(file, count);
-    const std::vector<unsigned> runs = only_threads != 0 ? std::vector<unsigned>{only_threads}
-                                                         : std::vector<unsigned>{1u, hardware};
+    const std::vector<unsigned> runs =
+        only_threads != 0 ? std::vector<unsigned>{only_threads} : std::vector<unsigned>{1u, hardware};
     for (const unsigned threads : runs) {
       Symbolizer symbolizer({{}, threads});
       const Clock cold_clock;
@@ -122,10 +122,11 @@ int main(int argc, char** argv) {
         frames += s.frames.size();
         for (const SourceFrame& f : s.frames) name_bytes += f.function.size();
       }
-      std::printf("%s, %zu addresses, %u thread(s)\n  cold:   %s\n  cached: %s\n  %zu named, %zu with a line, %zu "
-                  "with inline frames, %zu frames, %zu bytes of names\n",
-                  file.c_str(), ips.size(), threads, cold_time.c_str(), warm_time.c_str(), named, with_line, inlined,
-                  frames, name_bytes);
+      std::printf(
+          "%s, %zu addresses, %u thread(s)\n  cold:   %s\n  cached: %s\n  %zu named, %zu with a line, %zu "
+          "with inline frames, %zu frames, %zu bytes of names\n",
+          file.c_str(), ips.size(), threads, cold_time.c_str(), warm_time.c_str(), named, with_line, inlined, frames,
+          name_bytes);
     }
   }
   return 0;

@@ -5,7 +5,9 @@
 
 #include <dlfcn.h>
 
+#include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "fixture_loader.h"
@@ -45,6 +47,13 @@ TEST_SUITE("symbolize/symbolizer") {
     CHECK(symbolizer.warnings().empty());
   }
 
+  TEST_CASE("names a source file by its absolute path when the build named it relative to its folder") {
+    const RunFixture f = run_library(SYM_C_LIB, "sym_c_run");
+    Symbolizer symbolizer({});
+    const std::vector<Symbol> got = symbolizer.symbolize(f.module, first_ips(f.trace, 1));
+    CHECK(got[0].frames.at(0).file == std::filesystem::path(SYM_C_SOURCE).lexically_normal().string());
+  }
+
   TEST_CASE("demangles C++ names with their namespaces, template arguments and operators") {
     const RunFixture f = run_library(SYM_CPP_LIB, "sym_cpp_run");
     Symbolizer symbolizer({});
@@ -74,6 +83,16 @@ TEST_SUITE("symbolize/symbolizer") {
     check_frame(got[0].frames.at(0), "sym_c_run", "sym_c.c", f.trace.lines[0]);
     check_frame(got[1].frames.at(0), "sym_c_outer", "sym_c.c", f.trace.lines[1]);
     check_frame(got[2].frames.at(0), "sym_c_middle", "sym_c.c", f.trace.lines[2]);
+  }
+
+  TEST_CASE("symbolizes a library linked to start at a non-zero address") {
+    const RunFixture f = run_library(SYM_C_HIGH_LIB, "sym_c_run");
+    REQUIRE(f.module.segments.at(0).vaddr == 0x10000000);
+    Symbolizer symbolizer({});
+    const std::vector<Symbol> got = symbolizer.symbolize(f.module, first_ips(f.trace, 3));
+    check_frame(got[0].frames.at(0), "sym_c_run", "sym_c.c", f.trace.lines[0]);
+    check_frame(got[2].frames.at(0), "sym_c_middle", "sym_c.c", f.trace.lines[2]);
+    CHECK(got[0].module_offset > 0x10000000);
   }
 
   TEST_CASE("symbolizes a non-PIE main executable") {
@@ -115,6 +134,21 @@ TEST_SUITE("symbolize/symbolizer") {
       }
     }
     CHECK(want[1][0].frames.at(0).function == "ns::Widget<int>::make(int)");
+  }
+
+  TEST_CASE("answers callers on several threads at once") {
+    const RunFixture f = run_library(SYM_C_LIB, "sym_c_run");
+    Symbolizer symbolizer({{}, 2});
+    std::vector<std::vector<Symbol>> got(4);
+    std::vector<std::thread> callers;
+    for (auto& out : got) {
+      callers.emplace_back([&] { out = symbolizer.symbolize(f.module, first_ips(f.trace, 3)); });
+    }
+    for (std::thread& t : callers) t.join();
+    for (const auto& symbols : got) {
+      REQUIRE(symbols.size() == 3);
+      check_frame(symbols[2].frames.at(0), "sym_c_middle", "sym_c.c", f.trace.lines[2]);
+    }
   }
 
   TEST_CASE("keeps the same file at two load addresses apart only by offset") {
