@@ -10,9 +10,11 @@
 #include <boost/program_options.hpp>
 
 #include "exit_codes.h"
+#include "export/export_cli.h"
 #include "reports/info_command.h"
 #include "reports/report_command.h"
 #include "run/run_command.h"
+#include "server/view_command.h"
 
 namespace po = boost::program_options;
 using namespace memrec::analyzer;
@@ -27,6 +29,11 @@ constexpr std::string_view kUsage =
     "                  run a program under libmemrec.so and print where its dumps went\n"
     "  report FILE...  the heap report of memrec dumps: run time, allocations, peak,\n"
     "                  leaks, temporaries and the top call sites, per process\n"
+    "  view FILE...    serve a browser UI of memrec dumps on http://127.0.0.1:9999/\n"
+    "  export FILE... --format F\n"
+    "                  write the heap profile for other tools: pprof, collapsed, svg,\n"
+    "                  massif, heaptrack, json\n"
+    "  diff BASE NEW   compare two dumps call site by call site; --fail-if for CI\n"
     "  info FILE...    summarize memrec dumps (.dat): header, counts, threads, modules,\n"
     "                  live heap at the end, peak, leaks by stack\n"
     "\n"
@@ -173,6 +180,39 @@ int run_main(const std::vector<std::string>& args) {
   return run_command(options, std::cerr);
 }
 
+int view_main(const std::vector<std::string>& args) {
+  ViewOptions options;
+  po::options_description visible("Options");
+  visible.add_options()                                                                                   //
+      ("help,h", "show this help")                                                                        //
+      ("port", po::value(&options.port)->default_value(options.port), "TCP port (0: any free one, printed)")  //
+      ("host", po::value(&options.host)->default_value(options.host),
+       "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps")  //
+      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
+      ("no-progress", "never draw a progress bar")                                                 //
+      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&options.files), "dump file");
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  po::variables_map vm;
+  if (!parse(args, all, positional, vm, "view")) return kExitUsage;
+  if (vm.count("help") != 0) {
+    std::cout << "usage: memrec view FILE... [--port N] [--host ADDR] [--debug-dir DIR]...\n\n"
+                 "Loads the dumps, prints the URL and serves a browser UI of them (overview with a\n"
+                 "timeline of the heap and RSS, call sites with their backtraces) until stopped.\n"
+                 "The JSON API behind it is in docs/api.md.\n"
+                 "Exit codes: 1 usage, 2 bad input (missing, corrupt or not a dump), 3 cannot listen.\n\n"
+              << visible;
+    return kExitOk;
+  }
+  if (options.files.empty()) return usage_error("view: no dump file given");
+  options.progress = vm.count("no-progress") == 0;
+  return run_view(options, std::cout, std::cerr);
+}
+
 int dispatch(int argc, char** argv) {
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {
@@ -192,6 +232,9 @@ int dispatch(int argc, char** argv) {
   if (command == "info") return info_main(rest);
   if (command == "report") return report_main(rest);
   if (command == "run") return run_main(rest);
+  if (command == "export") return export_main(rest);
+  if (command == "diff") return diff_main(rest);
+  if (command == "view") return view_main(rest);
   return usage_error("unknown command '" + command + "'");
 }
 

@@ -59,6 +59,12 @@ class StackReplay final : public OrderedEventSink {
 
   const StackColumns& columns() const { return columns_; }
   const HeapTotals& totals() const { return totals_; }
+  // The live block at `addr`, or nullptr: lets a sink that runs before this
+  // replay see which block a free releases (export/heaptrack.cpp).
+  const LiveBlock* live_block(std::uint64_t addr) const { return live_.find(addr); }
+  // The heap now (every block, also those from before the window): the timeline's input.
+  std::uint64_t live_bytes() const { return live_total_; }
+  std::uint64_t live_count() const { return live_.size(); }
 
  private:
   // When a stack's live bytes change, first save them as its value at the

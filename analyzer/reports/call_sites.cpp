@@ -167,6 +167,7 @@ CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, 
       continue;
     }
     CallSite& site = interner.site(site_frames(it->second, symbols, interner));
+    out.site_of_stack[static_cast<std::uint32_t>(s)] = static_cast<std::uint32_t>(&site - out.sites.data());
     site.truncated = site.truncated || it->second.truncated;
     add_figures(site, columns, s);
   }

@@ -44,6 +44,9 @@ struct CallSite {
 struct CallSites {
   std::vector<SiteFrame> frames;
   std::vector<CallSite> sites;
+  // The site each symbolized stack id went into (stacks with a figure only):
+  // for exports that replay events by stack (export/heaptrack.cpp).
+  std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
 };
 
 // Symbolizes every stack with a non-zero figure in `columns` (once per

@@ -37,6 +37,22 @@ std::optional<std::uint64_t> rss_at(const LoadedDump& d, std::uint64_t time_ns) 
   return best;
 }
 
+// Hands each event to the replay, then the heap it leaves to the timeline.
+class TimelineTee final : public OrderedEventSink {
+ public:
+  TimelineTee(StackReplay& replay, HeapTimeline& timeline) : replay_(replay), timeline_(timeline) {}
+  void on_event(const HeapEvent& event, std::uint32_t thread) override {
+    replay_.on_event(event, thread);
+    if (event.op == HeapOp::kAlloc || event.op == HeapOp::kFree) {
+      timeline_.add(event.time_ns, replay_.live_bytes(), replay_.live_count());
+    }
+  }
+
+ private:
+  StackReplay& replay_;
+  HeapTimeline& timeline_;
+};
+
 }  // namespace
 
 const char* ranking_name(SiteRanking ranking) {
@@ -58,7 +74,7 @@ const char* ranking_name(SiteRanking ranking) {
 }
 
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
-                                     Symbolizer& symbolizer) {
+                                     Symbolizer& symbolizer, HeapTimeline* timeline) {
   // The window needs the start time: read just the header (indexing the
   // frames would fault in a page around every frame's envelope).
   std::uint64_t start = 0;
@@ -74,9 +90,12 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   if (window.to_ns) abs.to_ns = start + *window.to_ns;
 
   StackReplay replay(abs);
-  auto streamed = stream_dump(path, load, replay);
+  std::optional<TimelineTee> tee;
+  if (timeline != nullptr) tee.emplace(replay, *timeline);
+  auto streamed = stream_dump(path, load, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
   if (!streamed) return streamed.error();
   replay.finish();
+  if (timeline != nullptr) timeline->add_rss(streamed->dump.rss);
 
   HeapReport r;
   r.dump = std::move(streamed->dump);

@@ -14,6 +14,7 @@
 #include "load/dump_loader.h"
 #include "load/loaded_dump.h"
 #include "memrec/reader/result.h"
+#include "model/heap_timeline.h"
 #include "model/stack_replay.h"
 #include "reports/call_sites.h"
 
@@ -43,8 +44,10 @@ struct HeapReport {
   std::uint64_t max_pending_events = 0;
 };
 
+// With `timeline`, also fills it with the heap after every event and the RSS
+// samples (memrec view's overview); it must start at the dump's start.
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
-                                     Symbolizer& symbolizer);
+                                     Symbolizer& symbolizer, HeapTimeline* timeline = nullptr);
 
 // The ranking the report lists sites by.
 enum class SiteRanking { kLeaked, kPeak, kAllocated, kAllocations, kTemporary, kRuntimeRetained };

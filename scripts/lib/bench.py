@@ -4,12 +4,12 @@
 Run through scripts/bench, which builds first. For each repetition and each
 workload it runs the program without a profiler, under heaptrack and under
 memrec (the order rotates between repetitions), then heaptrack_print and the
-memrec analyzer on that repetition's files, measuring every process with
-os.wait4 (wall time, user+sys time, ru_maxrss). It writes medians and min–max
-to docs/PERFORMANCE.md below the generated-part marker. --quick runs tiny sizes
-once and writes BUILD/bench-quick.md instead, for ./scripts/test (--only:
-BUILD/bench-partial.md); --perf profiles memrec on churn-1t with perf instead.
-Standard library only.
+memrec analyzer on that repetition's files, measuring every process with wait4
+through bench/rusage_run (wall time, user+sys time, ru_maxrss). It writes
+medians and min–max to docs/PERFORMANCE.md below the generated-part marker.
+--quick runs tiny sizes once and writes BUILD/bench-quick.md instead, for
+./scripts/test (--only: BUILD/bench-partial.md); --perf profiles memrec on
+churn-1t with perf instead. Standard library only.
 """
 
 import argparse

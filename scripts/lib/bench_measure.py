@@ -1,5 +1,6 @@
 """Runs one workload without a profiler, under heaptrack and under memrec, and
-the two analyzers on the files, measuring each process with os.wait4.
+the two analyzers on the files, measuring each process with wait4 through
+bench/rusage_run.
 
 Used by bench.py only. Every child gets an explicit environment built from
 clean_env(), so LD_PRELOAD reaches the profiled target and nothing else: not

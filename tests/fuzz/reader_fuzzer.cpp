@@ -135,21 +135,31 @@ void check_index(const Dump& dump) {
   if (dump.index.truncated_at) require(*dump.index.truncated_at == at && at < dump.file_bytes());
 }
 
-// The analyzer's way: one decoder, frame by frame, stopping at the first
-// failure. Returns the decompressed bytes of the frames it tried.
+void check_frame_error(const Error& error, const FrameInfo& frame) {
+  require(names_file(error));
+  require(error.code == ErrorCode::kCorrupt || (error.code == ErrorCode::kTruncated && frame.reaches_zero_tail));
+}
+
+// The analyzer's way: one decoder, frame by frame (FrameDecoder::decode in two
+// steps, so nothing is allocated for a frame that does not decompress),
+// stopping at the first failure. Returns the decompressed bytes it tried.
 std::uint64_t stream_frames(const Dump& dump) {
   FrameDecoder decoder;
   std::uint64_t payload_bytes = 0;
   for (const FrameInfo& frame : dump.index.frames) {
     payload_bytes += frame.decompressed_bytes;
-    ReencodingVisitor visitor(frame.decompressed_bytes);
-    const Status status = decoder.decode(dump.bytes(), frame, dump.name(), visitor);
+    const auto payload = decoder.decompress(dump.bytes(), frame, dump.name());
+    if (!payload) {
+      check_frame_error(payload.error(), frame);
+      break;
+    }
+    require(payload->size() == frame.decompressed_bytes);
+    ReencodingVisitor visitor(payload->size());
+    const Status status = decode_records(*payload, dump.name(), frame.offset, visitor);
     // Every record takes at least its tag byte.
-    require(visitor.records <= frame.decompressed_bytes);
+    require(visitor.records <= payload->size());
     if (!status) {
-      const Error& error = status.error();
-      require(names_file(error));
-      require(error.code == ErrorCode::kCorrupt || (error.code == ErrorCode::kTruncated && frame.reaches_zero_tail));
+      check_frame_error(status.error(), frame);
       break;
     }
     if (visitor.complete()) check_round_trip(visitor.written(), visitor.records, frame.offset);

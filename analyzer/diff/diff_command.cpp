@@ -1,0 +1,213 @@
+// Builds both reports with the report's own code (reports/heap_report.h),
+// compares them (diff/site_diff.h), prints text or JSON, then checks the
+// --fail-if thresholds. JSON schema "memrec-diff" version 1: docs/exports.md.
+#include "diff/diff_command.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "diff/fail_if.h"
+#include "diff/site_diff.h"
+#include "exit_codes.h"
+#include "reports/time_spec.h"
+#include "symbolize/symbolizer.h"
+
+namespace memrec::analyzer {
+namespace {
+
+using nlohmann::json;
+
+Result<RelativeWindow> window_of(const std::optional<std::string>& from, const std::optional<std::string>& to,
+                                 const char* which) {
+  RelativeWindow w;
+  if (from) {
+    auto t = parse_time_spec(*from);
+    if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}-from {}", which, t.error().message)};
+    w.from_ns = *t;
+  }
+  if (to) {
+    auto t = parse_time_spec(*to);
+    if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}-to {}", which, t.error().message)};
+    w.to_ns = *t;
+  }
+  if (w.to_ns && *w.to_ns < w.from_ns)
+    return Error{ErrorCode::kUsage, fmt::format("diff: --{}-to is before --{}-from", which, which)};
+  return w;
+}
+
+const char* change_name(SiteChange c) {
+  switch (c) {
+    case SiteChange::kChanged:
+      return "changed";
+    case SiteChange::kNew:
+      return "new";
+    case SiteChange::kVanished:
+      return "vanished";
+  }
+  return "?";
+}
+
+json figures_json(const DiffFigures& f) {
+  return {{"peak_bytes", f.peak_bytes},
+          {"leaked_bytes", f.leaked_bytes},
+          {"leaked_count", f.leaked_count},
+          {"allocated_bytes", f.allocated_bytes},
+          {"allocations", f.allocations}};
+}
+
+json change_json(const DiffFigures& b, const DiffFigures& n) {
+  return {{"peak_bytes", change_of(b.peak_bytes, n.peak_bytes)},
+          {"leaked_bytes", change_of(b.leaked_bytes, n.leaked_bytes)},
+          {"leaked_count", change_of(b.leaked_count, n.leaked_count)},
+          {"allocated_bytes", change_of(b.allocated_bytes, n.allocated_bytes)},
+          {"allocations", change_of(b.allocations, n.allocations)}};
+}
+
+json side_json(const HeapReport& r) {
+  return {
+      {"file", r.dump.path},
+      {"pid", r.dump.header.pid},
+      {"window", {{"from_ns", r.window.from_ns}, {"to_ns", r.window.to_ns ? json(*r.window.to_ns) : json(nullptr)}}}};
+}
+
+json diff_json(const HeapReport& base, const HeapReport& next, const HeapDiff& d, const json& gates) {
+  json sites = json::array();
+  for (const SiteDiff& s : d.sites) {
+    json frames = json::array();
+    for (const DiffFrame& f : s.frames) {
+      frames.push_back({{"function", f.function.empty() ? json(nullptr) : json(f.function)},
+                        {"file", f.file.empty() ? json(nullptr) : json(f.file)},
+                        {"line", f.line == 0 ? json(nullptr) : json(f.line)},
+                        {"inlined", f.inlined},
+                        {"label", f.label}});
+    }
+    sites.push_back({{"status", change_name(s.change)},
+                     {"runtime", s.runtime},
+                     {"frames", std::move(frames)},
+                     {"base", figures_json(s.base)},
+                     {"new", figures_json(s.next)},
+                     {"change", change_json(s.base, s.next)}});
+  }
+  return {{"schema", "memrec-diff"},
+          {"version", 1},
+          {"base", side_json(base)},
+          {"new", side_json(next)},
+          {"totals",
+           {{"base", figures_json(d.base_totals)},
+            {"new", figures_json(d.next_totals)},
+            {"change", change_json(d.base_totals, d.next_totals)}}},
+          {"sites", std::move(sites)},
+          {"fail_if", gates}};
+}
+
+std::string signed_text(std::int64_t v) { return v > 0 ? fmt::format("+{}", v) : fmt::format("{}", v); }
+
+std::string diff_text(const HeapReport& base, const HeapReport& next, const HeapDiff& d, std::size_t top) {
+  std::string out = fmt::format("memrec diff: {} -> {}\n\n", base.dump.path, next.dump.path);
+  out += fmt::format("{:<16}{:>16}{:>16}{:>16}\n", "total", "base", "new", "change");
+  const auto row = [&](const char* name, std::uint64_t DiffFigures::*f) {
+    out += fmt::format("{:<16}{:>16}{:>16}{:>16}\n", name, d.base_totals.*f, d.next_totals.*f,
+                       signed_text(change_of(d.base_totals.*f, d.next_totals.*f)));
+  };
+  row("peak bytes", &DiffFigures::peak_bytes);
+  row("leaked bytes", &DiffFigures::leaked_bytes);
+  row("leaked blocks", &DiffFigures::leaked_count);
+  row("allocated bytes", &DiffFigures::allocated_bytes);
+  row("allocations", &DiffFigures::allocations);
+  if (d.sites.empty()) {
+    out += "\nNo call site changed.\n";
+    return out;
+  }
+  out += fmt::format("\n{} call sites changed", d.sites.size());
+  out += d.sites.size() > top ? fmt::format(" (the first {}):\n", top) : std::string(":\n");
+  for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {
+    const SiteDiff& s = d.sites[i];
+    out += fmt::format("\n  [{}{}] leaked {} ({} blocks), peak {}, allocated {} ({} calls)\n", change_name(s.change),
+                       s.runtime ? ", runtime" : "", signed_text(change_of(s.base.leaked_bytes, s.next.leaked_bytes)),
+                       signed_text(change_of(s.base.leaked_count, s.next.leaked_count)),
+                       signed_text(change_of(s.base.peak_bytes, s.next.peak_bytes)),
+                       signed_text(change_of(s.base.allocated_bytes, s.next.allocated_bytes)),
+                       signed_text(change_of(s.base.allocations, s.next.allocations)));
+    for (const DiffFrame& f : s.frames) {
+      out += "      " + f.label;
+      if (!f.file.empty()) out += fmt::format(" ({}:{})", f.file, f.line);
+      if (f.inlined) out += " [inlined]";
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
+  if (options.files.empty() || options.files.size() > 2) {
+    err << "memrec: diff: give BASE and NEW, or one dump with --base-from/--base-to and --new-from/--new-to\n";
+    return kExitUsage;
+  }
+  std::vector<Threshold> thresholds;
+  for (const std::string& spec : options.fail_if) {
+    std::size_t start = 0;
+    while (start <= spec.size()) {
+      const std::size_t comma = std::min(spec.find(',', start), spec.size());
+      auto t = parse_threshold(std::string_view(spec).substr(start, comma - start));
+      if (!t) {
+        err << "memrec: " << t.error().message << "\n";
+        return kExitUsage;
+      }
+      thresholds.push_back(std::move(*t));
+      start = comma + 1;
+    }
+  }
+  const auto base_window = window_of(options.base_from, options.base_to, "base");
+  const auto new_window = window_of(options.new_from, options.new_to, "new");
+  for (const auto* w : {&base_window, &new_window}) {
+    if (!*w) {
+      err << "memrec: " << w->error().message << "\n";
+      return kExitUsage;
+    }
+  }
+
+  Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
+  const std::string& base_path = options.files.front();
+  const std::string& new_path = options.files.back();
+  std::vector<HeapReport> reports;
+  for (const auto& [path, window] : {std::pair{&base_path, &*base_window}, std::pair{&new_path, &*new_window}}) {
+    auto report = build_heap_report(*path, *window, LoadOptions{options.threads, {}}, symbolizer);
+    if (!report) {
+      err << "memrec: " << report.error().message << "\n";
+      return report.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
+    }
+    if (report->stopped) {
+      err << "memrec: " << report->stopped->message << " (a diff needs the whole dump)\n";
+      return kExitBadInput;
+    }
+    reports.push_back(std::move(*report));
+  }
+  const std::vector<std::string> all_warnings = symbolizer.warnings();
+  for (const std::string& w : std::set<std::string>(all_warnings.begin(), all_warnings.end())) {
+    err << "memrec: " << w << "\n";
+  }
+
+  const HeapDiff d = diff_reports(reports[0], reports[1]);
+  json gates = json::array();
+  std::vector<std::string> reasons;
+  for (const Threshold& t : thresholds) {
+    const auto why = crossed(t, d);
+    gates.push_back(
+        {{"threshold", t.text}, {"crossed", why.has_value()}, {"reason", why ? json(*why) : json(nullptr)}});
+    if (why) reasons.push_back(*why);
+  }
+  if (options.json) {
+    out << diff_json(reports[0], reports[1], d, gates).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+  } else {
+    out << diff_text(reports[0], reports[1], d, options.top);
+  }
+  out.flush();
+  for (const std::string& r : reasons) err << "memrec: diff: threshold crossed: " << r << "\n";
+  return reasons.empty() ? kExitOk : kExitThresholdCrossed;
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,32 @@
+// Runs `memrec diff BASE [NEW] [--json] [--fail-if T]...` once main() has
+// parsed the arguments. One dump with --base-from/--base-to and
+// --new-from/--new-to compares two ranges of the same recording.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace memrec::analyzer {
+
+inline constexpr int kExitThresholdCrossed = 4;  // a --fail-if threshold was crossed
+
+struct DiffOptions {
+  std::vector<std::string> files;  // BASE and NEW, or one dump for two ranges
+  bool json = false;
+  std::size_t top = 20;                  // sites listed in the text output
+  std::vector<std::string> fail_if;      // thresholds (diff/fail_if.h); each may hold several, comma-separated
+  std::optional<std::string> base_from;  // time specs (reports/time_spec.h)
+  std::optional<std::string> base_to;
+  std::optional<std::string> new_from;
+  std::optional<std::string> new_to;
+  std::vector<std::string> debug_dirs;
+  unsigned threads = 0;
+};
+
+// kExitOk; kExitThresholdCrossed (after printing each reason on `err`);
+// kExitUsage; kExitBadInput when a dump is missing or corrupt.
+int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace memrec::analyzer

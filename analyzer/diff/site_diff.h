@@ -1,0 +1,60 @@
+// `memrec diff`: compares two HeapReports call site by call site. Sites are
+// matched by their symbolized frames (function, file, line, inlined), never by
+// addresses or module paths, so two builds of a program, or two runs with
+// different ASLR layouts, compare. Frames whose function is unknown match by
+// their label (module name + offset).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "reports/heap_report.h"
+
+namespace memrec::analyzer {
+
+// The figures compared, per site and in total.
+struct DiffFigures {
+  std::uint64_t peak_bytes = 0;
+  std::uint64_t leaked_bytes = 0;  // program sites only (runtime retention is not a leak)
+  std::uint64_t leaked_count = 0;
+  std::uint64_t allocated_bytes = 0;
+  std::uint64_t allocations = 0;
+
+  bool operator==(const DiffFigures&) const = default;
+};
+
+enum class SiteChange { kChanged, kNew, kVanished };
+
+struct DiffFrame {
+  std::string function;  // empty if unknown
+  std::string file;
+  std::uint32_t line = 0;
+  bool inlined = false;
+  std::string label;  // reports/call_sites.h frame_label
+};
+
+struct SiteDiff {
+  std::vector<DiffFrame> frames;  // innermost first
+  SiteChange change = SiteChange::kChanged;
+  bool runtime = false;
+  DiffFigures base;
+  DiffFigures next;
+};
+
+struct HeapDiff {
+  DiffFigures base_totals;
+  DiffFigures next_totals;
+  // Sites whose figures differ, new or vanished ones included; largest
+  // change of leaked, then peak, then allocated bytes first.
+  std::vector<SiteDiff> sites;
+};
+
+HeapDiff diff_reports(const HeapReport& base, const HeapReport& next);
+
+// next - base as a signed number.
+inline std::int64_t change_of(std::uint64_t base, std::uint64_t next) {
+  return static_cast<std::int64_t>(next) - static_cast<std::int64_t>(base);
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,128 @@
+// Parses `memrec export` and `memrec diff` arguments and runs them.
+#include "export/export_cli.h"
+
+#include <boost/program_options.hpp>
+#include <iostream>
+
+#include "diff/diff_command.h"
+#include "exit_codes.h"
+#include "export/export_command.h"
+
+namespace po = boost::program_options;
+
+namespace memrec::analyzer {
+namespace {
+
+int usage(const std::string& message) {
+  std::cerr << "memrec: " << message << "\nRun 'memrec --help' for usage.\n";
+  return kExitUsage;
+}
+
+bool parse(const std::vector<std::string>& args, const po::options_description& visible, po::variables_map& vm,
+           std::vector<std::string>& files, const char* command) {
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&files), "dump file");
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  try {
+    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    usage(std::string(command) + ": " + e.what());
+    return false;
+  }
+  return true;
+}
+
+void optional_value(const po::variables_map& vm, const char* name, const std::string& value,
+                    std::optional<std::string>& out) {
+  if (vm.count(name) != 0) out = value;
+}
+
+}  // namespace
+
+int export_main(const std::vector<std::string>& args) {
+  ExportOptions options;
+  std::string output;
+  std::string from;
+  std::string to;
+  po::options_description visible("Options");
+  visible.add_options()                                                                                        //
+      ("help,h", "show this help")                                                                             //
+      ("format,f", po::value(&options.format), "collapsed, pprof, massif, svg, json or heaptrack (required)")  //
+      ("output,o", po::value(&output), "write here instead of stdout")                                         //
+      ("metric,m", po::value(&options.metric)->default_value(options.metric),
+       "collapsed and svg: allocated, allocations, leaked, peak or live-at-end")                            //
+      ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
+      ("to", po::value(&to), "count only events up to this time")                                           //
+      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
+      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+  po::variables_map vm;
+  if (!parse(args, visible, vm, options.files, "export")) return kExitUsage;
+  if (vm.count("help") != 0) {
+    std::cout << "usage: memrec export FILE... --format F [-o OUT] [--metric M] [--from T] [--to T]\n\n"
+                 "Writes the dumps' heap profile for other tools (docs/exports.md):\n"
+                 "  collapsed  folded stacks for flamegraph.pl, inferno, speedscope (one --metric)\n"
+                 "  pprof      gzipped profile.proto: alloc_objects, alloc_space, inuse_objects,\n"
+                 "             inuse_space (inuse: live at the end of the range) for go tool pprof\n"
+                 "  massif     valgrind massif.out (ms_print, massif-visualizer); one dump\n"
+                 "  svg        a standalone interactive flamegraph (one --metric)\n"
+                 "  json       the memrec report --json document with every call site\n"
+                 "  heaptrack  heaptrack's data file (heaptrack_print, heaptrack_gui); one dump,\n"
+                 "             the whole run\n"
+                 "Exit codes: 0 ok, 1 usage, 2 bad input (missing, corrupt or not a dump), 3 internal.\n\n"
+              << visible;
+    return kExitOk;
+  }
+  if (options.files.empty()) return usage("export: no dump file given");
+  if (options.format.empty()) return usage(std::string("export: --format is required (") + kExportFormats + ")");
+  optional_value(vm, "output", output, options.output);
+  optional_value(vm, "from", from, options.from);
+  optional_value(vm, "to", to, options.to);
+  return run_export(options, std::cout, std::cerr);
+}
+
+int diff_main(const std::vector<std::string>& args) {
+  DiffOptions options;
+  std::string base_from;
+  std::string base_to;
+  std::string new_from;
+  std::string new_to;
+  po::options_description visible("Options");
+  visible.add_options()                                                                                   //
+      ("help,h", "show this help")                                                                        //
+      ("json", po::bool_switch(&options.json), "print JSON (schema memrec-diff, docs/exports.md)")        //
+      ("top", po::value(&options.top)->default_value(options.top), "changed call sites to list in text")  //
+      ("fail-if", po::value(&options.fail_if),
+       "exit 4 when crossed: METRIC>AMOUNT (peak>5%, leaked>1MiB, allocations>100) or new-leak; "
+       "repeatable or comma-separated")                                                             //
+      ("base-from", po::value(&base_from), "BASE counts events from this time on")                  //
+      ("base-to", po::value(&base_to), "BASE counts events up to this time")                        //
+      ("new-from", po::value(&new_from), "NEW counts events from this time on")                     //
+      ("new-to", po::value(&new_to), "NEW counts events up to this time")                           //
+      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
+      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+  po::variables_map vm;
+  if (!parse(args, visible, vm, options.files, "diff")) return kExitUsage;
+  if (vm.count("help") != 0) {
+    std::cout << "usage: memrec diff BASE NEW [--json] [--fail-if T]...\n"
+                 "       memrec diff DUMP --base-from T --base-to T --new-from T --new-to T\n\n"
+                 "Compares two dumps (or two ranges of one) call site by call site, matching sites by\n"
+                 "their symbolized frames (function, file, line), so different builds and address\n"
+                 "layouts compare: growth and shrinkage of peak, leaked and allocated bytes and\n"
+                 "counts, new and vanished sites.\n"
+                 "Exit codes: 0 ok, 1 usage, 2 bad input, 3 internal, 4 a --fail-if threshold crossed.\n\n"
+              << visible;
+    return kExitOk;
+  }
+  if (options.files.empty()) return usage("diff: no dump file given");
+  optional_value(vm, "base-from", base_from, options.base_from);
+  optional_value(vm, "base-to", base_to, options.base_to);
+  optional_value(vm, "new-from", new_from, options.new_from);
+  optional_value(vm, "new-to", new_to, options.new_to);
+  return run_diff(options, std::cout, std::cerr);
+}
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,184 @@
+// Loads every dump like `memrec report` does (reports/heap_report.h), then
+// hands the reports to one writer. Any failing dump stops the export: a
+// profile silently missing a process would mislead.
+#include "export/export_command.h"
+
+#include <fstream>
+#include <set>
+
+#include "exit_codes.h"
+#include "export/export_writers.h"
+#include "export/heaptrack.h"
+#include "reports/report_output.h"
+#include "reports/time_spec.h"
+#include "symbolize/symbolizer.h"
+
+namespace memrec::analyzer {
+namespace {
+
+enum class Format { kCollapsed, kPprof, kMassif, kSvg, kJson, kHeaptrack };
+
+std::optional<Format> parse_format(const std::string& name) {
+  if (name == "collapsed" || name == "folded") return Format::kCollapsed;
+  if (name == "pprof") return Format::kPprof;
+  if (name == "massif") return Format::kMassif;
+  if (name == "svg" || name == "flamegraph") return Format::kSvg;
+  if (name == "json") return Format::kJson;
+  if (name == "heaptrack") return Format::kHeaptrack;
+  return std::nullopt;
+}
+
+std::optional<std::string> parse_window(const ExportOptions& o, RelativeWindow& w) {
+  if (o.from) {
+    auto t = parse_time_spec(*o.from);
+    if (!t) return "export: --from " + t.error().message;
+    w.from_ns = *t;
+  }
+  if (o.to) {
+    auto t = parse_time_spec(*o.to);
+    if (!t) return "export: --to " + t.error().message;
+    w.to_ns = *t;
+  }
+  if (w.to_ns && *w.to_ns < w.from_ns) return std::string("export: --to is before --from");
+  return std::nullopt;
+}
+
+Result<std::uint64_t> dump_start_ns(const std::string& path) {
+  auto file = reader::MappedFile::open(path);
+  if (!file) return file.error();
+  auto header = reader::parse_file_header(file->bytes(), path);
+  if (!header) return header.error();
+  return header->start_mono_ns;
+}
+
+std::set<std::string> print_warnings(const Symbolizer& symbolizer, std::ostream& err) {
+  const std::vector<std::string> all = symbolizer.warnings();
+  const std::set<std::string> warnings(all.begin(), all.end());
+  for (const std::string& w : warnings) err << "memrec: " << w << "\n";
+  return warnings;
+}
+
+// The report --json document (docs/analyzer.md), every site listed.
+std::string json_document(const std::vector<HeapReport>& reports, const std::set<std::string>& warnings) {
+  std::vector<ProcessKey> keys;
+  for (const HeapReport& r : reports)
+    keys.push_back({r.dump.header.pid, r.dump.header.ppid, r.dump.header.start_mono_ns});
+  nlohmann::json processes = nlohmann::json::array();
+  std::size_t top = 0;
+  for (const HeapReport& r : reports) top = std::max(top, r.sites.sites.size());
+  for (const ProcessNode& n : order_process_tree(keys))
+    processes.push_back(process_json(reports[n.input], n, reports, top));
+  const nlohmann::json doc = {
+      {"schema", "memrec-report"}, {"version", 1}, {"processes", std::move(processes)}, {"warnings", warnings}};
+  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
+
+int write_output(const ExportOptions& options, const std::string& data, std::ostream& out, std::ostream& err) {
+  if (!options.output || *options.output == "-") {
+    out.write(data.data(), static_cast<std::streamsize>(data.size()));
+    out.flush();
+    return out ? kExitOk : kExitBadInput;
+  }
+  std::ofstream file(*options.output, std::ios::binary | std::ios::trunc);
+  file.write(data.data(), static_cast<std::streamsize>(data.size()));
+  file.close();
+  if (!file) {
+    err << "memrec: export: cannot write " << *options.output << ": check the directory exists and is writable\n";
+    return kExitBadInput;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err) {
+  const auto format = parse_format(options.format);
+  if (!format) {
+    err << "memrec: export: unknown format '" << options.format << "' (one of " << kExportFormats << ")\n";
+    return kExitUsage;
+  }
+  const auto metric = parse_export_metric(options.metric);
+  if (!metric) {
+    err << "memrec: export: unknown metric '" << options.metric
+        << "' (one of allocated, allocations, leaked, peak, live-at-end)\n";
+    return kExitUsage;
+  }
+  RelativeWindow window;
+  if (const auto bad = parse_window(options, window)) {
+    err << "memrec: " << *bad << "\n";
+    return kExitUsage;
+  }
+  if ((*format == Format::kMassif || *format == Format::kHeaptrack) && options.files.size() != 1) {
+    err << "memrec: export: " << options.format << " describes one process: give one dump\n";
+    return kExitUsage;
+  }
+  if (*format == Format::kHeaptrack && (options.from || options.to)) {
+    err << "memrec: export: heaptrack files cover the whole run: --from/--to do not apply\n";
+    return kExitUsage;
+  }
+
+  Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
+  if (*format == Format::kHeaptrack) {
+    auto data = export_heaptrack(options.files.front(), LoadOptions{options.threads, {}}, symbolizer);
+    if (!data) {
+      err << "memrec: " << data.error().message << "\n";
+      return data.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
+    }
+    print_warnings(symbolizer, err);
+    return write_output(options, *data, out, err);
+  }
+  std::vector<HeapReport> reports;
+  std::optional<HeapTimeline> timeline;  // massif's snapshots
+  for (const std::string& path : options.files) {
+    if (*format == Format::kMassif) {
+      auto start = dump_start_ns(path);
+      if (!start) {
+        err << "memrec: " << start.error().message << "\n";
+        return kExitBadInput;
+      }
+      timeline.emplace(*start);
+    }
+    auto report =
+        build_heap_report(path, window, LoadOptions{options.threads, {}}, symbolizer, timeline ? &*timeline : nullptr);
+    if (!report) {
+      err << "memrec: " << report.error().message << "\n";
+      return report.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
+    }
+    if (report->stopped) {
+      err << "memrec: " << report->stopped->message << " (nothing exported)\n";
+      return kExitBadInput;
+    }
+    reports.push_back(std::move(*report));
+  }
+  const std::set<std::string> warnings = print_warnings(symbolizer, err);
+
+  std::vector<const HeapReport*> ptrs;
+  for (const HeapReport& r : reports) ptrs.push_back(&r);
+  std::string data;
+  switch (*format) {
+    case Format::kCollapsed:
+      data = export_collapsed(ptrs, *metric);
+      break;
+    case Format::kPprof:
+      data = export_pprof(ptrs);
+      if (data.empty()) {
+        err << "memrec: export: gzip compression failed (out of memory?)\n";
+        return kExitInternal;
+      }
+      break;
+    case Format::kMassif:
+      data = export_massif(reports.front(), *timeline);
+      break;
+    case Format::kSvg:
+      data = export_svg(ptrs, *metric);
+      break;
+    case Format::kJson:
+      data = json_document(reports, warnings);
+      break;
+    case Format::kHeaptrack:
+      break;  // written above
+  }
+  return write_output(options, data, out, err);
+}
+
+}  // namespace memrec::analyzer

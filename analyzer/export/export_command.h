@@ -1,0 +1,32 @@
+// Runs `memrec export FILE... --format F [-o OUT] [--metric M] [--from T] [--to T]`
+// once main() has parsed the arguments: builds each dump's HeapReport (the
+// report's own replay and call sites) and writes it in another tool's format.
+#pragma once
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace memrec::analyzer {
+
+struct ExportOptions {
+  std::vector<std::string> files;
+  std::string format;                 // collapsed, pprof, massif, svg, json
+  std::optional<std::string> output;  // a path; stdout when absent or "-"
+  std::string metric = "allocated";   // export_metric.h
+  std::optional<std::string> from;    // time specs (reports/time_spec.h)
+  std::optional<std::string> to;
+  std::vector<std::string> debug_dirs;
+  unsigned threads = 0;
+};
+
+// The formats, for --help.
+inline constexpr const char* kExportFormats = "collapsed, pprof, massif, svg, json, heaptrack";
+
+// Exit codes: kExitOk; kExitUsage for an unknown format or metric, a bad
+// --from/--to, several files for a one-process format; kExitBadInput when a
+// dump is missing or corrupt (nothing is written then) or OUT cannot be written.
+int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace memrec::analyzer

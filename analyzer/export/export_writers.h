@@ -1,0 +1,38 @@
+// The formats of `memrec export`, one file each, all fed the reports that
+// export_command built (one per dump, in process-tree order). Each returns the
+// bytes to write; none reads a file or prints.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "export/export_metric.h"
+#include "reports/heap_report.h"
+
+namespace memrec::analyzer {
+
+// Folded stacks, outermost frame first: `main;work;leak_here 12726`, one line
+// per call site with a non-zero value (flamegraph.pl, inferno, speedscope).
+std::string export_collapsed(const std::vector<const HeapReport*>& reports, ExportMetric metric);
+
+// A gzipped profile.proto (pprof) with four sample types: alloc_objects,
+// alloc_space, inuse_objects, inuse_space (inuse: live at the window's end).
+std::string export_pprof(const std::vector<const HeapReport*>& reports);
+
+// valgrind's massif.out: the heap over time, a detailed snapshot at the peak.
+// `timeline` is the heap over the whole dump (model/heap_timeline.h), filled by
+// build_heap_report; snapshots outside the report's window are left out.
+std::string export_massif(const HeapReport& report, const HeapTimeline& timeline);
+
+// A standalone interactive flamegraph (SVG with inline script; no external resources).
+std::string export_svg(const std::vector<const HeapReport*>& reports, ExportMetric metric);
+
+// A frame's name for the stack-based formats: the label, with `function [inlined]`
+// left plain (inlining is a detail of one address).
+std::string export_frame_name(const SiteFrame& frame);
+
+// When several processes are exported into one stack-based file, each
+// stack starts with a frame naming its process: `exe (pid N)`.
+std::string process_frame_name(const HeapReport& report);
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,154 @@
+// Routes: /api/... answer JSON (errors as {"error": …} with a 4xx/5xx
+// status), everything else is an embedded asset or a 404. The page's own
+// files are served with a Content-Security-Policy that allows no inline
+// script, so a name from a dump can never run as code.
+#include "server/http_server.h"
+
+#include <httplib.h>
+
+#include <exception>
+
+#include "server/embedded_assets.h"
+
+namespace memrec::analyzer::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr const char* kCsp =
+    "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+constexpr std::size_t kMaxParamBytes = 64;
+
+void common_headers(httplib::Response& res) {
+  res.set_header("X-Content-Type-Options", "nosniff");
+  res.set_header("Cache-Control", "no-store");
+  res.set_header("Referrer-Policy", "no-referrer");
+}
+
+// Names from a dump need not be UTF-8: replace what is not, never throw.
+void send_json(httplib::Response& res, int status, const json& body) {
+  common_headers(res);
+  res.status = status;
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json; charset=utf-8");
+}
+
+void send_error(httplib::Response& res, int status, const std::string& message) {
+  send_json(res, status, json{{"error", message}});
+}
+
+void send_answer(httplib::Response& res, const ApiAnswer& answer) {
+  if (answer.error) {
+    send_error(res, answer.error->status, answer.error->message);
+  } else {
+    send_json(res, 200, answer.body);
+  }
+}
+
+// Any parameter longer than kMaxParamBytes is refused before a handler sees it.
+bool params_ok(const httplib::Request& req, httplib::Response& res) {
+  for (const auto& [name, value] : req.params) {
+    if (name.size() > kMaxParamBytes || value.size() > kMaxParamBytes) {
+      send_error(res, 400, "A query parameter is longer than 64 bytes.");
+      return false;
+    }
+  }
+  return true;
+}
+
+ParamFn params_of(const httplib::Request& req) {
+  return [&req](const std::string& name) -> std::optional<std::string> {
+    if (!req.has_param(name.c_str())) return std::nullopt;
+    return req.get_param_value(name.c_str());
+  };
+}
+
+// A path the server must not map onto anything: "..", "\", NUL, "//".
+bool is_traversal(const std::string& path) {
+  return path.find("..") != std::string::npos || path.find('\\') != std::string::npos ||
+         path.find('\0') != std::string::npos || path.find("//") != std::string::npos;
+}
+
+void serve_asset(const httplib::Request& req, httplib::Response& res) {
+  if (is_traversal(req.path)) {
+    send_error(res, 400, "The path may not contain '..', '//' or '\\'.");
+    return;
+  }
+  const std::string path = req.path == "/" ? "/index.html" : req.path;
+  const EmbeddedAsset* asset = find_asset(path);
+  if (asset == nullptr) {
+    send_error(res, 404, "Nothing is served at this path.");
+    return;
+  }
+  common_headers(res);
+  res.set_header("Content-Security-Policy", kCsp);
+  res.status = 200;
+  res.set_content(reinterpret_cast<const char*>(asset->bytes.data()), asset->bytes.size(),
+                  std::string(asset->content_type).c_str());
+}
+
+void add_routes(httplib::Server& svr, const ViewData& data) {
+  svr.Get("/api/dumps", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_dumps(data));
+  });
+  svr.Get(R"(/api/dumps/([^/]+)/summary)", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_summary(data, req.matches[1]));
+  });
+  svr.Get(R"(/api/dumps/([^/]+)/timeline)", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_timeline(data, req.matches[1]));
+  });
+  svr.Get(R"(/api/dumps/([^/]+)/sites)", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_sites(data, req.matches[1], params_of(req)));
+  });
+  svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2]));
+  });
+  svr.Get(R"(/api(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
+    send_error(res, 404, "No such API endpoint: see docs/api.md.");
+  });
+  svr.Get(R"(/.*)", serve_asset);
+}
+
+}  // namespace
+
+bool serve(const ViewData& data, const ServeOptions& options, const std::function<void(int)>& on_listening,
+           std::string& error) {
+  httplib::Server svr;
+  svr.set_payload_max_length(64 * 1024);  // the API takes no bodies
+  svr.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    std::string what = "unknown exception";
+    try {
+      std::rethrow_exception(ep);
+    } catch (const std::exception& e) {
+      what = e.what();
+    } catch (...) {
+    }
+    send_error(res, 500, "Internal error: " + what);
+  });
+  // Anything no route answered (a POST, a 404 from httplib itself) gets a JSON error too.
+  svr.set_error_handler([](const httplib::Request&, httplib::Response& res) {
+    if (!res.body.empty()) return;
+    send_error(res, res.status, "The request was refused (HTTP " + std::to_string(res.status) + ").");
+  });
+  add_routes(svr, data);
+  int port = options.port;
+  if (port == 0) {
+    port = svr.bind_to_any_port(options.host);
+    if (port < 0) port = -1;
+  } else if (!svr.bind_to_port(options.host, port)) {
+    port = -1;
+  }
+  if (port < 0) {
+    error = "cannot listen on " + options.host + ":" + std::to_string(options.port) +
+            " (in use, or not an address of this machine): pick another with --port or --host";
+    return false;
+  }
+  on_listening(port);
+  if (!svr.listen_after_bind()) {
+    error = "the server stopped unexpectedly";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace memrec::analyzer::server

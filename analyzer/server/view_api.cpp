@@ -1,0 +1,216 @@
+// Builds the API's JSON. Names from the dump (functions, files, command
+// lines) go out as JSON strings only; the page puts them in as text.
+#include "server/view_api.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <string_view>
+#include <tuple>
+#include <variant>
+
+#include "reports/info_report.h"
+#include "reports/report_output.h"
+
+namespace memrec::analyzer::server {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::size_t kMaxIdDigits = 9;
+constexpr std::uint64_t kDefaultLimit = 100;
+constexpr std::uint64_t kMaxLimit = 1000;
+
+ApiAnswer fail(int status, std::string message) { return {json(nullptr), ApiError{status, std::move(message)}}; }
+
+// A decimal number without sign or spaces, at most `max`.
+std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max) {
+  if (text.empty() || text.size() > 12) return std::nullopt;
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value > max) return std::nullopt;
+  return value;
+}
+
+// The dump named by a path segment, or why not.
+std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const std::string& id) {
+  if (id.size() > kMaxIdDigits) return ApiError{400, "The dump id is too long."};
+  const auto n = parse_count(id, ~0ull);
+  if (!n) return ApiError{400, "The dump id must be a number."};
+  if (*n >= data.dumps.size()) return ApiError{404, "No dump has id " + id + "."};
+  return &data.dumps[*n];
+}
+
+json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json frame_json(const SiteFrame& f) {
+  return {{"function", or_null(f.function)}, {"file", or_null(f.file)},
+          {"line", f.line == 0 ? json(nullptr) : json(f.line)},
+          {"module", or_null(f.module)},       {"offset", f.module_offset},
+          {"inlined", f.inlined},              {"label", frame_label(f)}};
+}
+
+// The figures of a site, the same names as `memrec report --json`'s SITE.
+json site_figures(const CallSite& s) {
+  return {{"allocations", s.allocations},
+          {"allocated_bytes", s.allocated_bytes},
+          {"temporary", s.temporary},
+          {"leaked_bytes", s.runtime ? 0 : s.leaked_bytes},
+          {"leaked_count", s.runtime ? 0 : s.leaked_count},
+          {"runtime_retained_bytes", s.runtime ? s.leaked_bytes : 0},
+          {"runtime_retained_count", s.runtime ? s.leaked_count : 0},
+          {"peak_bytes", s.peak_bytes},
+          {"runtime", s.runtime},
+          {"runtime_function", s.runtime ? json(s.runtime_function) : json(nullptr)},
+          {"truncated", s.truncated},
+          {"stack_ids", s.stack_ids}};
+}
+
+struct SortKey {
+  std::string_view name;
+  std::uint64_t (*value)(const CallSite&);
+};
+constexpr std::array<SortKey, 7> kSortKeys = {{
+    {"leaked", [](const CallSite& s) { return s.runtime ? 0 : s.leaked_bytes; }},
+    {"count", [](const CallSite& s) { return s.runtime ? 0 : s.leaked_count; }},
+    {"peak", [](const CallSite& s) { return s.peak_bytes; }},
+    {"allocated", [](const CallSite& s) { return s.allocated_bytes; }},
+    {"allocations", [](const CallSite& s) { return s.allocations; }},
+    {"temporary", [](const CallSite& s) { return s.temporary; }},
+    {"retained", [](const CallSite& s) { return s.runtime ? s.leaked_bytes : 0; }},
+}};
+
+std::string sort_names() {
+  std::string out;
+  for (const SortKey& k : kSortKeys) out += (out.empty() ? "" : ", ") + std::string(k.name);
+  return out;
+}
+
+}  // namespace
+
+ApiAnswer api_dumps(const ViewData& data) {
+  json list = json::array();
+  for (std::size_t i = 0; i < data.dumps.size(); ++i) {
+    const HeapReport& r = data.dumps[i].report;
+    list.push_back({{"id", i},
+                    {"file", r.dump.path},
+                    {"pid", r.dump.header.pid},
+                    {"ppid", r.dump.header.ppid},
+                    {"exe", r.dump.header.exe_path},
+                    {"cmdline", r.dump.header.cmdline},
+                    {"start_wall_ns", r.dump.header.start_wall_ns}});
+  }
+  return {{{"dumps", std::move(list)}, {"warnings", data.warnings}}, std::nullopt};
+}
+
+ApiAnswer api_summary(const ViewData& data, const std::string& dump_id) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
+  const HeapReport& r = std::get<const ViewDump*>(found)->report;
+  json body = heap_report_json(r, 0);  // the report's figures; sites come from /sites
+  body.erase("sites");
+  body["pid"] = r.dump.header.pid;
+  body["exe"] = r.dump.header.exe_path;
+  body["cmdline"] = r.dump.header.cmdline;
+  body["sites_total"] = r.sites.sites.size();
+  json counters = json::object();
+  for (const auto& [key, value] : r.dump.facts.counters) counters[counter_name(key)] = value;
+  body["counters"] = std::move(counters);
+  return {std::move(body), std::nullopt};
+}
+
+ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
+  const HeapTimeline& t = std::get<const ViewDump*>(found)->timeline;
+  json time = json::array(), heap = json::array(), heap_max = json::array(), count = json::array(),
+       rss = json::array();
+  const std::vector<TimelineBucket> buckets = t.buckets();
+  for (std::size_t i = 0; i < buckets.size(); ++i) {
+    const TimelineBucket& b = buckets[i];
+    time.push_back(i * t.bucket_ns());
+    heap.push_back(b.heap_bytes);
+    heap_max.push_back(b.heap_max_bytes);
+    count.push_back(b.live_count);
+    rss.push_back(b.rss_bytes ? json(*b.rss_bytes) : json(nullptr));
+  }
+  return {{{"bucket_ns", t.bucket_ns()},
+           {"time_ns", std::move(time)},
+           {"heap_bytes", std::move(heap)},
+           {"heap_max_bytes", std::move(heap_max)},
+           {"live_count", std::move(count)},
+           {"rss_bytes", std::move(rss)}},
+          std::nullopt};
+}
+
+ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
+  const HeapReport& r = std::get<const ViewDump*>(found)->report;
+
+  const std::string sort = param("sort").value_or("leaked");
+  const auto key = std::find_if(kSortKeys.begin(), kSortKeys.end(), [&](const SortKey& k) { return k.name == sort; });
+  if (key == kSortKeys.end()) {
+    return fail(400, "Unknown sort '" + sort.substr(0, 40) + "': use one of " + sort_names() + ".");
+  }
+  std::uint64_t offset = 0;
+  if (const auto text = param("offset")) {
+    const auto n = parse_count(*text, 1ull << 32);
+    if (!n) return fail(400, "offset must be a whole number up to 4294967296.");
+    offset = *n;
+  }
+  std::uint64_t limit = kDefaultLimit;
+  if (const auto text = param("limit")) {
+    const auto n = parse_count(*text, kMaxLimit);
+    if (!n || *n == 0) return fail(400, "limit must be a whole number from 1 to 1000.");
+    limit = *n;
+  }
+
+  const auto& sites = r.sites.sites;
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    if (key->value(sites[i]) != 0) order.push_back(i);
+  }
+  const auto label = [&](std::size_t i) {
+    return sites[i].frames.empty() ? std::string() : frame_label(r.sites.frames[sites[i].frames[0]]);
+  };
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const std::uint64_t va = key->value(sites[a]);
+    const std::uint64_t vb = key->value(sites[b]);
+    if (va != vb) return va > vb;
+    const std::string la = label(a);
+    const std::string lb = label(b);
+    return std::tie(la, a) < std::tie(lb, b);
+  });
+
+  json rows = json::array();
+  for (std::uint64_t i = offset; i < order.size() && i < offset + limit; ++i) {
+    const CallSite& s = sites[order[i]];
+    json row = site_figures(s);
+    row["id"] = order[i];
+    row["top"] = s.frames.empty() ? json(nullptr) : frame_json(r.sites.frames[s.frames[0]]);
+    row["depth"] = s.frames.size();
+    rows.push_back(std::move(row));
+  }
+  return {{{"sort", sort}, {"offset", offset}, {"limit", limit}, {"total", order.size()}, {"sites", std::move(rows)}},
+          std::nullopt};
+}
+
+ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
+  const HeapReport& r = std::get<const ViewDump*>(found)->report;
+  if (site_id.size() > kMaxIdDigits) return fail(400, "The site id is too long.");
+  const auto n = parse_count(site_id, ~0ull);
+  if (!n) return fail(400, "The site id must be a number.");
+  if (*n >= r.sites.sites.size()) return fail(404, "No call site has id " + site_id + ".");
+  const CallSite& s = r.sites.sites[*n];
+  json body = site_figures(s);
+  body["id"] = *n;
+  json frames = json::array();
+  for (const std::uint32_t f : s.frames) frames.push_back(frame_json(r.sites.frames[f]));
+  body["frames"] = std::move(frames);
+  return {std::move(body), std::nullopt};
+}
+
+}  // namespace memrec::analyzer::server

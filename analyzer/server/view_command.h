@@ -1,0 +1,24 @@
+// Runs `memrec view FILE...` once main() has parsed the arguments: loads
+// every dump (with a progress bar), prints the URL and serves the web UI.
+#pragma once
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace memrec::analyzer {
+
+struct ViewOptions {
+  std::vector<std::string> files;
+  std::string host = "127.0.0.1";
+  int port = 9999;  // 0: any free port (printed)
+  std::vector<std::string> debug_dirs;
+  unsigned threads = 0;
+  bool progress = true;
+};
+
+// Returns only on failure: kExitUsage (bad port), kExitBadInput (a file that
+// did not load), kExitInternal (could not listen).
+int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,142 @@
+"""memrec export: each format of a program with known leaks, read back by the
+tool it is meant for where Debian has one (go tool pprof, ms_print), else
+parsed here (folded stacks, SVG as XML, JSON)."""
+import gzip
+import re
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+import memrec_support as support
+
+LEAK_BYTES = 3 * 4242
+
+
+def export(build, *args, expect=0) -> support.Run:
+    run = support.memrec_raw(build, ["export", *map(str, args)])
+    assert run.returncode == expect, run.describe()
+    return run
+
+
+@pytest.fixture
+def leak_three_dat(record):
+    run = record("leak_three")
+    assert run.returncode == 0, run.describe()
+    return run.dats[0]
+
+
+def test_collapsed_leaked_names_the_leaking_function_with_its_bytes(build, leak_three_dat):
+    # when leak_three's leaks are exported as folded stacks
+    out = export(build, leak_three_dat, "--format", "collapsed", "--metric", "leaked").stdout
+    # then one line is main;leak_here with exactly 3 x 4242 bytes, outermost first
+    lines = dict(line.rsplit(" ", 1) for line in out.splitlines())
+    leak_lines = {stack: int(v) for stack, v in lines.items() if stack.split(";")[-1] == "leak_here"}
+    assert list(leak_lines.values()) == [LEAK_BYTES]
+    assert "main;leak_here" in next(iter(leak_lines))
+
+
+@pytest.mark.parametrize("metric,field", [("allocated", "allocated_bytes"), ("allocations", "allocations")])
+def test_collapsed_totals_match_the_report(build, leak_three_dat, metric, field):
+    out = export(build, leak_three_dat, "--format", "collapsed", "--metric", metric).stdout
+    total = sum(int(line.rsplit(" ", 1)[1]) for line in out.splitlines())
+    rep = support.only_process(support.report(build, leak_three_dat))
+    assert total == rep[field]
+
+
+def test_json_is_the_report_document(build, leak_three_dat):
+    import json
+    doc = json.loads(export(build, leak_three_dat, "--format", "json").stdout)
+    assert doc["schema"] == "memrec-report" and doc["version"] == 1
+    rep = doc["processes"][0]["report"]
+    assert support.leaked_by_function(build, rep) == {"leak_here": (3, LEAK_BYTES)}
+    assert rep == support.only_process(support.report(build, leak_three_dat))
+
+
+def test_svg_is_standalone_xml_with_escaped_names(build, record, tmp_path):
+    # given a C++ program whose frames include operator new(unsigned long, std::nothrow_t const&)
+    run = record("cpp_new")
+    assert run.returncode == 0, run.describe()
+    out = tmp_path / "flame.svg"
+    export(build, run.dats[0], "--format", "svg", "--metric", "allocated", "-o", out)
+    text = out.read_text()
+    # then it parses as XML, names its functions, and loads nothing from outside
+    root = ET.fromstring(text)
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert any("leak_widgets" in t for t in titles)
+    assert any("&" in t for t in titles), "a name with '&' survives escaping"
+    assert re.findall(r"(?:href|src)\s*=", text) == []
+    assert "http://" not in text.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert root.find("{http://www.w3.org/2000/svg}script") is not None
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go (Debian golang-go) is not installed")
+def test_pprof_top_and_traces_name_the_leak_with_exact_bytes(build, leak_three_dat, tmp_path):
+    out = tmp_path / "heap.pb.gz"
+    export(build, leak_three_dat, "--format", "pprof", "-o", out)
+    assert gzip.decompress(out.read_bytes())  # a gzip stream
+    env = support.clean_env({"HOME": str(tmp_path), "GOCACHE": str(tmp_path / "gocache")})
+
+    def pprof(*args):
+        return subprocess.run(["go", "tool", "pprof", "-symbolize=none", *args, str(out)], capture_output=True,
+                              text=True, timeout=120, env=env, check=True).stdout
+
+    # when go tool pprof lists the in-use space (live at the end) in bytes
+    top = pprof("-top", "-sample_index=inuse_space", "-unit=B")
+    # then leak_here holds exactly 3 x 4242 bytes
+    assert re.search(rf"^\s*{LEAK_BYTES}B\s.*\sleak_here$", top, re.MULTILINE), top
+    objects = pprof("-top", "-sample_index=inuse_objects")
+    assert re.search(r"^\s*3\s.*\sleak_here$", objects, re.MULTILINE), objects
+    # and its trace goes leak_here <- main, with the source line kept
+    traces = pprof("-traces", "-sample_index=inuse_space", "-unit=B")
+    block = next(b for b in traces.split("-----------+") if "leak_here" in b)
+    assert f"{LEAK_BYTES}B" in block and "main" in block
+    lines = pprof("-top", "-lines", "-sample_index=inuse_space", "-unit=B")
+    assert re.search(r"leak_here .*leak_three\.c:\d+", lines), lines
+
+
+def test_pprof_is_a_gzipped_profile_with_the_four_sample_types(build, leak_three_dat, tmp_path):
+    # Checked without go too: the string table names the sample types.
+    out = tmp_path / "heap.pb.gz"
+    export(build, leak_three_dat, "--format", "pprof", "-o", out)
+    data = gzip.decompress(out.read_bytes())
+    assert b"alloc_space" in data and b"inuse_space" in data and b"leak_here" in data
+
+
+@pytest.mark.skipif(shutil.which("ms_print") is None, reason="ms_print (Debian valgrind) is not installed")
+def test_massif_renders_in_ms_print_with_the_peak_tree(build, record, tmp_path):
+    # given peak_known, whose peak is 10 x 100000 bytes from alloc_big
+    run = record("peak_known")
+    assert run.returncode == 0, run.describe()
+    rep = support.only_process(support.report(build, run.dats[0]))
+    out = tmp_path / "massif.out"
+    export(build, run.dats[0], "--format", "massif", "-o", out)
+    # when ms_print renders it
+    text = subprocess.run(["ms_print", str(out)], capture_output=True, text=True, timeout=60, check=True).stdout
+    # then the peak snapshot shows the peak's bytes and alloc_big under it with its 1000000 bytes
+    peak = f"{rep['peak']['bytes']:,}"
+    assert re.search(rf"\(peak\)", text), text
+    assert re.search(rf"\({re.escape(peak)}B\) \(heap allocation functions\)", text), text
+    assert re.search(r"\(1,000,000B\) 0x[0-9A-F]+: alloc_big \(peak_known\.c:\d+\)", text), text
+
+
+@pytest.mark.parametrize("args,code", [
+    (["--format", "nope"], 1),
+    (["--format", "collapsed", "--metric", "nope"], 1),
+    (["--format", "collapsed", "--from", "soon"], 1),
+    ([], 1),
+])
+def test_bad_usage_exits_1(build, leak_three_dat, args, code):
+    run = export(build, leak_three_dat, *args, expect=code)
+    assert "memrec: export" in run.stderr
+
+
+def test_bad_input_exits_2_with_a_message(build, tmp_path):
+    missing = tmp_path / "missing.dat"
+    run = export(build, missing, "--format", "collapsed", expect=2)
+    assert str(missing) in run.stderr
+    junk = tmp_path / "junk.dat"
+    junk.write_bytes(b"not a dump at all, not even close" * 10)
+    run = export(build, junk, "--format", "pprof", expect=2)
+    assert str(junk) in run.stderr

@@ -1,0 +1,60 @@
+"""memrec export --format heaptrack read by Debian's heaptrack_print (1.4):
+it reports the same allocation calls, peak and leaked totals as memrec report."""
+import re
+import shutil
+import subprocess
+
+import pytest
+
+import memrec_support as support
+
+pytestmark = pytest.mark.skipif(shutil.which("heaptrack_print") is None, reason="heaptrack is not installed")
+
+
+def heaptrack_format(n: int) -> str:
+    """A byte count as heaptrack_print prints it: divided by 1000 while above
+    1000 (so 1000000 is 1000.00K), 2 decimals, plain bytes unscaled."""
+    units = ["B", "K", "M", "G", "T", "P"]
+    value, unit = float(n), 0
+    while value > 1000 and unit + 1 < len(units):
+        value /= 1000
+        unit += 1
+    return f"{n}B" if unit == 0 else f"{value:.2f}{units[unit]}"
+
+
+@pytest.mark.parametrize("program", ["peak_known", "leak_three", "temporaries", "cpp_new"])
+def test_heaptrack_print_reads_the_same_totals(build, record, program, tmp_path):
+    # given a program recorded by memrec and exported in heaptrack's format
+    run = record(program)
+    assert run.returncode == 0, run.describe()
+    rep = support.only_process(support.report(build, run.dats[0]))
+    out = tmp_path / f"{program}.heaptrack"
+    export = support.memrec_raw(build, ["export", run.dats[0], "--format", "heaptrack", "-o", out])
+    assert export.returncode == 0, export.describe()
+    # when heaptrack_print reads it
+    text = subprocess.run(["heaptrack_print", str(out)], capture_output=True, text=True, timeout=support.TIMEOUT_S,
+                          check=True).stdout
+    totals = {key: re.search(pattern, text, re.MULTILINE).group(1)
+              for key, pattern in {"calls": r"^calls to allocation functions: (\d+)",
+                                   "peak": r"^peak heap memory consumption: (\S+)",
+                                   "leaked": r"^total memory leaked: (\S+)"}.items()}
+    # then its totals are the report's (heaptrack counts what the runtime kept as leaked)
+    assert int(totals["calls"]) == rep["allocations"]
+    assert totals["peak"] == heaptrack_format(rep["peak"]["bytes"])
+    assert totals["leaked"] == heaptrack_format(rep["leaked"]["bytes"] + rep["runtime_retained"]["bytes"])
+
+
+def test_heaptrack_names_the_leaking_function(build, record, tmp_path):
+    run = record("leak_three")
+    out = tmp_path / "leak_three.heaptrack"
+    assert support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", "-o", out]).returncode == 0
+    text = subprocess.run(["heaptrack_print", "--print-leaks", "1", str(out)], capture_output=True, text=True,
+                          timeout=support.TIMEOUT_S, check=True).stdout
+    assert re.search(r"^12.73K leaked over 3 calls from\nleak_here$", text, re.MULTILINE), text
+
+
+def test_heaptrack_takes_one_dump_and_no_range(build, record):
+    run = record("leak_three")
+    for args in (["--from", "1ms"], [run.dats[0]]):
+        bad = support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", *args])
+        assert bad.returncode == 1, bad.describe()

@@ -1,0 +1,63 @@
+// The stack-based exports from hand-made call sites: folded lines, the SVG's
+// escaping, site matching in the diff.
+#include <doctest/doctest.h>
+
+#include "diff/site_diff.h"
+#include "export/export_writers.h"
+
+using namespace memrec::analyzer;
+
+namespace {
+
+// main -> work -> leak (innermost first in the sites), plus a site whose
+// innermost function has characters that folded and XML files must not keep.
+HeapReport two_sites(const std::string& module) {
+  HeapReport r;
+  r.sites.frames = {{"leak", "a.c", 3, module, 0x10, false},
+                    {"work", "a.c", 7, module, 0x20, false},
+                    {"main", "a.c", 9, module, 0x30, false},
+                    {"f<a&b>;x", "b.cpp", 1, module, 0x40, false}};
+  CallSite leak;
+  leak.frames = {0, 1, 2};
+  leak.leaked_bytes = 300;
+  leak.leaked_count = 3;
+  leak.allocations = 3;
+  leak.allocated_bytes = 300;
+  CallSite odd;
+  odd.frames = {3, 2};
+  odd.allocations = 1;
+  odd.allocated_bytes = 7;
+  r.sites.sites = {leak, odd};
+  return r;
+}
+
+}  // namespace
+
+TEST_SUITE("export/collapsed") {
+  TEST_CASE("folds each site outermost first with its value, leaving out zeros") {
+    const HeapReport r = two_sites("/bin/a");
+    CHECK(export_collapsed({&r}, ExportMetric::kLeaked) == "main;work;leak 300\n");
+    CHECK(export_collapsed({&r}, ExportMetric::kAllocations) == "main;f<a&b>_x 1\nmain;work;leak 3\n");
+  }
+
+  TEST_CASE("the SVG escapes names and holds its script inline") {
+    const HeapReport r = two_sites("/bin/a");
+    const std::string svg = export_svg({&r}, ExportMetric::kAllocated);
+    CHECK(svg.find("f&lt;a&amp;b&gt;;x") != std::string::npos);
+    CHECK(svg.find("f<a&b>") == std::string::npos);
+    CHECK(svg.find("<![CDATA[") != std::string::npos);
+  }
+
+  TEST_CASE("the diff matches sites by function, file and line, not module or address") {
+    const HeapReport base = two_sites("/build1/a");
+    HeapReport next = two_sites("/build2/a");
+    for (SiteFrame& f : next.sites.frames) f.module_offset += 0x1000;
+    next.sites.sites[0].leaked_bytes = 400;
+    next.sites.sites[0].leaked_count = 4;
+    const HeapDiff d = diff_reports(base, next);
+    REQUIRE(d.sites.size() == 1);
+    CHECK(d.sites[0].change == SiteChange::kChanged);
+    CHECK(d.sites[0].frames[0].function == "leak");
+    CHECK(change_of(d.sites[0].base.leaked_bytes, d.sites[0].next.leaked_bytes) == 100);
+  }
+}

@@ -1,0 +1,77 @@
+// memrec view's page: reads the state from the URL hash (#/VIEW?dump=N&…),
+// renders that view, and shows loading and errors in the page, never a blank.
+import { api } from './api.js';
+import { el } from './format.js';
+import { renderOverview } from './overview.js';
+import { renderSites } from './sites.js';
+
+const VIEWS = { overview: renderOverview, sites: renderSites };
+const root = document.getElementById('view');
+const status = document.getElementById('status');
+let dumps = null;
+let generation = 0;
+
+function readState() {
+  const hash = location.hash.replace(/^#\/?/, '');
+  const [view, query = ''] = hash.split('?');
+  const params = new URLSearchParams(query);
+  return { view: view || 'overview', dump: params.get('dump') ?? '0', sort: params.get('sort'), open: params.get('open') };
+}
+
+function writeHash(state) {
+  const params = new URLSearchParams({ dump: state.dump });
+  if (state.sort) params.set('sort', state.sort);
+  if (state.open) params.set('open', state.open);
+  return `#/${state.view}?${params}`;
+}
+
+function navigate(change) {
+  location.hash = writeHash({ ...readState(), ...change });
+}
+
+function showError(message) {
+  root.replaceChildren(el('div', { class: 'error', role: 'alert' }, el('h2', {}, 'Something went wrong'), el('p', {}, message)));
+}
+
+function updateChrome(state) {
+  for (const view of Object.keys(VIEWS)) {
+    const link = document.getElementById(`nav-${view}`);
+    link.href = writeHash({ view, dump: state.dump });
+    if (view === state.view) link.setAttribute('aria-current', 'page');
+    else link.removeAttribute('aria-current');
+  }
+  const select = document.getElementById('dump-select');
+  if (select.options.length === 0 && dumps) {
+    for (const d of dumps.dumps) {
+      select.append(el('option', { value: d.id }, `${d.file} (pid ${d.pid})`));
+    }
+    select.addEventListener('change', () => navigate({ dump: select.value, open: null }));
+  }
+  select.value = state.dump;
+}
+
+async function render() {
+  const mine = ++generation;
+  const state = readState();
+  status.textContent = 'Loading…';
+  root.setAttribute('aria-busy', 'true');
+  try {
+    if (!dumps) dumps = await api.dumps();
+    updateChrome(state);
+    const view = VIEWS[state.view];
+    if (!view) throw new Error(`There is no view "${state.view}": try Overview or Call sites.`);
+    const box = el('div');
+    await view(box, state, navigate);
+    if (mine === generation) root.replaceChildren(...box.childNodes);
+  } catch (e) {
+    if (mine === generation) showError(e.message);
+  } finally {
+    if (mine === generation) {
+      status.textContent = '';
+      root.removeAttribute('aria-busy');
+    }
+  }
+}
+
+window.addEventListener('hashchange', render);
+render();
