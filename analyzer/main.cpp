@@ -183,13 +183,13 @@ int run_main(const std::vector<std::string>& args) {
 int view_main(const std::vector<std::string>& args) {
   ViewOptions options;
   po::options_description visible("Options");
-  visible.add_options()                                                                                   //
-      ("help,h", "show this help")                                                                        //
+  visible.add_options()                                                                                       //
+      ("help,h", "show this help")                                                                            //
       ("port", po::value(&options.port)->default_value(options.port), "TCP port (0: any free one, printed)")  //
       ("host", po::value(&options.host)->default_value(options.host),
-       "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps")  //
+       "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps")     //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
-      ("no-progress", "never draw a progress bar")                                                 //
+      ("no-progress", "never draw a progress bar")                                                  //
       ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
   po::options_description hidden;
   hidden.add_options()("file", po::value(&options.files), "dump file");

@@ -1,4 +1,4 @@
-// Keys a site by the text of its frames; sites of one report that share a
+// Keys a site by the text of its frames (files by name, not directory); sites of one report that share a
 // key (they differed only in module paths or addresses) are summed.
 #include "diff/site_diff.h"
 
@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <string_view>
 
 namespace memrec::analyzer {
 namespace {
@@ -16,6 +17,13 @@ struct Keyed {
   bool runtime = false;
   DiffFigures figures;
 };
+
+// The file's last component: DWARF names files by the build's directory
+// (absolute, or relative to it), which differs between two checkouts.
+std::string_view file_name(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
 
 DiffFigures figures_of(const CallSite& s) {
   return {s.peak_bytes, s.runtime ? 0 : s.leaked_bytes, s.runtime ? 0 : s.leaked_count, s.allocated_bytes,
@@ -38,8 +46,9 @@ std::map<std::string, Keyed> keyed_sites(const HeapReport& r) {
     for (const std::uint32_t f : s.frames) {
       const SiteFrame& sf = r.sites.frames[f];
       DiffFrame d{sf.function, sf.file, sf.line, sf.inlined, frame_label(sf)};
-      key += sf.function.empty() ? fmt::format("{}\x1f", d.label)
-                                 : fmt::format("{}\x1f{}\x1f{}\x1f{}\x1e", sf.function, sf.file, sf.line, sf.inlined);
+      key += sf.function.empty()
+                 ? fmt::format("{}\x1f", d.label)
+                 : fmt::format("{}\x1f{}\x1f{}\x1f{}\x1e", sf.function, file_name(sf.file), sf.line, sf.inlined);
       frames.push_back(std::move(d));
     }
     Keyed& k = out[key];

@@ -1,6 +1,6 @@
 // `memrec diff`: compares two HeapReports call site by call site. Sites are
-// matched by their symbolized frames (function, file, line, inlined), never by
-// addresses or module paths, so two builds of a program, or two runs with
+// matched by their symbolized frames (function, file name, line, inlined), never
+// by addresses, module paths or the build's directory, so two builds of a program, or two runs with
 // different ASLR layouts, compare. Frames whose function is unknown match by
 // their label (module name + offset).
 #pragma once

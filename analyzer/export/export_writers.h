@@ -27,8 +27,8 @@ std::string export_massif(const HeapReport& report, const HeapTimeline& timeline
 // A standalone interactive flamegraph (SVG with inline script; no external resources).
 std::string export_svg(const std::vector<const HeapReport*>& reports, ExportMetric metric);
 
-// A frame's name for the stack-based formats: the label, with `function [inlined]`
-// left plain (inlining is a detail of one address).
+// A frame's name in every format: its label (reports/call_sites.h). Inlining is
+// not in the name; pprof and heaptrack show it as lines of one address.
 std::string export_frame_name(const SiteFrame& frame);
 
 // When several processes are exported into one stack-based file, each

@@ -14,9 +14,9 @@
 namespace memrec::analyzer {
 
 struct TimelineBucket {
-  std::uint64_t heap_bytes = 0;      // at the bucket's last event
-  std::uint64_t heap_max_bytes = 0;  // the highest within it
-  std::uint64_t live_count = 0;      // live blocks at its last event
+  std::uint64_t heap_bytes = 0;            // at the bucket's last event
+  std::uint64_t heap_max_bytes = 0;        // the highest within it
+  std::uint64_t live_count = 0;            // live blocks at its last event
   std::optional<std::uint64_t> rss_bytes;  // the highest RSS sample within it
   bool has_events = false;
 };
@@ -41,7 +41,7 @@ class HeapTimeline {
 
  private:
   std::size_t index_of(std::uint64_t time_ns);  // widens the buckets when needed
-  void halve();                                  // merges neighbours, doubles bucket_ns_
+  void halve();                                 // merges neighbours, doubles bucket_ns_
 
   std::uint64_t start_ns_;
   std::uint64_t bucket_ns_;

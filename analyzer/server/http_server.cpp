@@ -6,7 +6,9 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <exception>
+#include <vector>
 
 #include "server/embedded_assets.h"
 
@@ -100,6 +102,9 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   svr.Get(R"(/api/dumps/([^/]+)/sites)", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_sites(data, req.matches[1], params_of(req)));
   });
+  svr.Get(R"(/api/dumps/([^/]+)/flame)", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_flame(data, req.matches[1], params_of(req)));
+  });
   svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2]));
   });
@@ -142,6 +147,19 @@ bool serve(const ViewData& data, const ServeOptions& options, const std::functio
     error = "cannot listen on " + options.host + ":" + std::to_string(options.port) +
             " (in use, or not an address of this machine): pick another with --port or --host";
     return false;
+  }
+  // Bound to loopback, answer only requests that name it: a page on another
+  // site cannot reach the dumps by pointing its own name at 127.0.0.1 (DNS rebinding).
+  if (options.host == "127.0.0.1" || options.host == "::1" || options.host == "localhost") {
+    const std::string p = ":" + std::to_string(port);
+    std::vector<std::string> allowed = {"127.0.0.1" + p, "localhost" + p, "[::1]" + p};
+    svr.set_pre_routing_handler([allowed](const httplib::Request& req, httplib::Response& res) {
+      const std::string host = req.get_header_value("Host");
+      if (std::find(allowed.begin(), allowed.end(), host) != allowed.end())
+        return httplib::Server::HandlerResponse::Unhandled;
+      send_error(res, 403, "The Host header must name this machine's loopback address and port.");
+      return httplib::Server::HandlerResponse::Handled;
+    });
   }
   on_listening(port);
   if (!svr.listen_after_bind()) {

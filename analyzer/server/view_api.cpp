@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <charconv>
+#include <map>
 #include <string_view>
 #include <tuple>
 #include <variant>
@@ -44,10 +45,13 @@ std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const st
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 json frame_json(const SiteFrame& f) {
-  return {{"function", or_null(f.function)}, {"file", or_null(f.file)},
+  return {{"function", or_null(f.function)},
+          {"file", or_null(f.file)},
           {"line", f.line == 0 ? json(nullptr) : json(f.line)},
-          {"module", or_null(f.module)},       {"offset", f.module_offset},
-          {"inlined", f.inlined},              {"label", frame_label(f)}};
+          {"module", or_null(f.module)},
+          {"offset", f.module_offset},
+          {"inlined", f.inlined},
+          {"label", frame_label(f)}};
 }
 
 // The figures of a site, the same names as `memrec report --json`'s SITE.
@@ -84,6 +88,25 @@ std::string sort_names() {
   std::string out;
   for (const SortKey& k : kSortKeys) out += (out.empty() ? "" : ", ") + std::string(k.name);
   return out;
+}
+
+struct FlameNode {
+  std::string name;
+  std::uint64_t value = 0;
+  std::map<std::string, std::uint32_t> children;  // by name: a stable, sorted order
+};
+
+json flame_json(const std::vector<FlameNode>& nodes, std::uint32_t at, std::uint64_t min_value, std::uint64_t& pruned) {
+  const FlameNode& n = nodes[at];
+  json children = json::array();
+  for (const auto& [name, child] : n.children) {
+    if (nodes[child].value < min_value) {
+      ++pruned;
+      continue;
+    }
+    children.push_back(flame_json(nodes, child, min_value, pruned));
+  }
+  return {{"name", n.name}, {"value", n.value}, {"children", std::move(children)}};
 }
 
 }  // namespace
@@ -123,8 +146,7 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id) {
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
   const HeapTimeline& t = std::get<const ViewDump*>(found)->timeline;
-  json time = json::array(), heap = json::array(), heap_max = json::array(), count = json::array(),
-       rss = json::array();
+  json time = json::array(), heap = json::array(), heap_max = json::array(), count = json::array(), rss = json::array();
   const std::vector<TimelineBucket> buckets = t.buckets();
   for (std::size_t i = 0; i < buckets.size(); ++i) {
     const TimelineBucket& b = buckets[i];
@@ -194,6 +216,43 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   }
   return {{{"sort", sort}, {"offset", offset}, {"limit", limit}, {"total", order.size()}, {"sites", std::move(rows)}},
           std::nullopt};
+}
+
+ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
+  const HeapReport& r = std::get<const ViewDump*>(found)->report;
+  const std::string metric = param("metric").value_or("leaked");
+  const auto key = std::find_if(kSortKeys.begin(), kSortKeys.end(), [&](const SortKey& k) { return k.name == metric; });
+  if (key == kSortKeys.end() || metric == "count" || metric == "retained") {
+    return fail(400, "Unknown metric '" + metric.substr(0, 40) +
+                         "': use one of leaked, peak, allocated, allocations, temporary.");
+  }
+  std::vector<FlameNode> nodes(1);
+  nodes[0].name = "all";
+  for (const CallSite& s : r.sites.sites) {
+    const std::uint64_t v = key->value(s);
+    if (v == 0) continue;
+    nodes[0].value += v;
+    std::uint32_t at = 0;
+    for (auto f = s.frames.rbegin(); f != s.frames.rend(); ++f) {  // outermost first
+      std::string name = frame_label(r.sites.frames[*f]);
+      const auto it = nodes[at].children.find(name);
+      std::uint32_t child = 0;
+      if (it == nodes[at].children.end()) {
+        child = static_cast<std::uint32_t>(nodes.size());
+        nodes[at].children.emplace(name, child);
+        nodes.push_back(FlameNode{std::move(name), 0, {}});
+      } else {
+        child = it->second;
+      }
+      nodes[child].value += v;
+      at = child;
+    }
+  }
+  std::uint64_t pruned = 0;
+  json root = flame_json(nodes, 0, nodes[0].value / 2000, pruned);
+  return {{{"metric", metric}, {"total", nodes[0].value}, {"pruned", pruned}, {"root", std::move(root)}}, std::nullopt};
 }
 
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id) {

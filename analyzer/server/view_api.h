@@ -47,6 +47,10 @@ ApiAnswer api_summary(const ViewData& data, const std::string& dump_id);
 ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id);
 // ?sort=leaked|count|peak|allocated|allocations|temporary|retained &offset=N &limit=N (1..1000)
 ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+// ?metric=leaked|peak|allocated|allocations|temporary: the call sites as one
+// tree, outermost frame at the root, frames merged by label; nodes under
+// 1/2000 of the total are dropped (counted in "pruned").
+ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id);
 
 }  // namespace memrec::analyzer::server

@@ -62,8 +62,8 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
       [&](int port) {
         const bool v6 = options.host.find(':') != std::string::npos;
         const std::string host = v6 ? "[" + options.host + "]" : options.host;
-        out << "memrec: serving " << data.dumps.size() << (data.dumps.size() == 1 ? " dump" : " dumps")
-            << " at http://" << host << ":" << port << "/ (Ctrl-C stops)" << std::endl;
+        out << "memrec: serving " << data.dumps.size() << (data.dumps.size() == 1 ? " dump" : " dumps") << " at http://"
+            << host << ":" << port << "/ (Ctrl-C stops)" << std::endl;
       },
       error);
   if (!served) {

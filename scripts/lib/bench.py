@@ -45,6 +45,9 @@ def parse_args(argv):
     parser.add_argument("--perf", action="store_true",
                         help="instead of benchmarking, profile memrec on churn-1t with perf record and print "
                         "the hottest symbols")
+    parser.add_argument("--render", metavar="JSON",
+                        help="measure nothing: write the tables again from the raw results of an earlier run "
+                        "(BUILD/bench-results.json), e.g. after changing how they are presented")
     parser.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="meson build directory")
     args = parser.parse_args(argv)
     if args.reps is None:
@@ -153,17 +156,23 @@ def benchmark(args, paths, work_dir):
             run_repetition(launcher, w, paths, command, work_dir, rep, results[w.name])
     kind = "quick" if args.quick else "partial" if args.only else "results"
     raw = os.path.join(args.build_dir, f"bench-{kind}.json")
+    measured = {"environment": environment_lines(load_before), "command": command, "reps": args.reps,
+                "results": results}
     with open(raw, "w") as f:
-        json.dump(results, f, indent=1)
-    generated = report.render(results, environment_lines(load_before), command, args.reps)
+        json.dump(measured, f, indent=1)
+    say(f"Raw results: {raw}")
     output = args.output
     if output is None:
         output = DOC if kind == "results" else os.path.join(args.build_dir, f"bench-{kind}.md")
-    report.write_document(output, generated)
-    say(f"Raw results: {raw}")
-    say(f"Wrote {output}")
+    publish(measured, output)
     if args.quick:
         check_quick(output, results)
+
+
+def publish(measured, output):
+    generated = report.render(measured["results"], measured["environment"], measured["command"], measured["reps"])
+    report.write_document(output, generated)
+    say(f"Wrote {output}")
 
 
 def check_quick(path, results):
@@ -187,6 +196,10 @@ def main(argv):
     args = parse_args(argv)
     args.build_dir = os.path.abspath(args.build_dir)
     started = time.monotonic()
+    if args.render:
+        with open(args.render, encoding="utf-8") as f:
+            publish(json.load(f), args.output or DOC)
+        return 0
     work_dir = tempfile.mkdtemp(prefix="memrec-bench.")
     try:
         paths = tool_paths(args.build_dir)
@@ -196,7 +209,10 @@ def main(argv):
             benchmark(args, paths, work_dir)
     except (measure.BenchError, ValueError, subprocess.CalledProcessError) as error:
         print(f"scripts/bench: {error}", file=sys.stderr)
-        print(f"scripts/bench: logs are in {work_dir}", file=sys.stderr)
+        if os.listdir(work_dir):
+            print(f"scripts/bench: logs are in {work_dir}", file=sys.stderr)
+        else:
+            os.rmdir(work_dir)
         return 1
     except KeyboardInterrupt:
         shutil.rmtree(work_dir, ignore_errors=True)  # dumps of hundreds of MiB

@@ -34,9 +34,9 @@ def _sizes(quick):
 def cc1plus_command(source, output, defines):
     """The cc1plus command line that `g++ -std=c++20 -O0 -c source` would run.
 
-    g++ is only a driver that execs cc1plus (and `as`); run under a preload it
-    would record the driver too, and heaptrack's preload would write the child's
-    data to a stray heaptrack.PID file. So the compiler proper is run directly.
+    g++ is only a driver that starts cc1plus (and `as`); `heaptrack g++ …`
+    records the driver alone, and memrec would record the driver and the
+    assembler besides. So the compiler proper is run directly.
     """
     probe = ["g++", "-###", "-std=c++20", "-O0", *defines, "-c", source, "-o", output + ".o"]
     listing = subprocess.run(probe, capture_output=True, text=True, check=True).stderr

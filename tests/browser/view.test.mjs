@@ -1,12 +1,13 @@
 // memrec view in Debian's chromium (playwright-core, headless): records
 // tests/programs/leak_three, serves it with `memrec view --port 0`, and checks
 // the overview, the leak list (leak_here, 3 × 4242 = 12726 bytes, its
-// backtrace) and the error page by role and text. Screenshots go to docs/images/.
+// backtrace), the flamegraph and the error page by role and text. Screenshots go
+// to docs/images/ (MEMREC_SCREENSHOT_DIR elsewhere).
 // Needs MEMREC_BUILD_DIR (default <repo>/build) built, and `npm ci` here.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, existsSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,7 +17,8 @@ const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 const buildDir = resolve(process.env.MEMREC_BUILD_DIR || join(repo, 'build'));
 const memrec = join(buildDir, 'analyzer', 'memrec');
 const leakThree = join(buildDir, 'tests', 'programs', 'leak_three');
-const images = join(repo, 'docs', 'images');
+// docs/images/ by default, to refresh the docs; scripts/test points this at its results.
+const images = resolve(process.env.MEMREC_SCREENSHOT_DIR || join(repo, 'docs', 'images'));
 const chromiumPath = process.env.MEMREC_CHROMIUM || '/usr/bin/chromium';
 
 let server;
@@ -47,6 +49,7 @@ before(async () => {
   for (const path of [memrec, leakThree, chromiumPath]) {
     assert.ok(existsSync(path), `${path} is missing: build memrec (MEMREC_BUILD_DIR) and install chromium (scripts/setup)`);
   }
+  mkdirSync(images, { recursive: true });
   const dir = mkdtempSync(join(tmpdir(), 'memrec-browser-'));
   const dump = join(dir, 'leak_three.dat');
   const run = spawnSync(memrec, ['run', '--output', dump, '--', leakThree], { encoding: 'utf8' });
@@ -103,6 +106,22 @@ test('the sort is kept in the URL and the table follows it', async () => {
   const header = page.getByRole('columnheader', { name: 'Allocations' });
   await page.waitForFunction(() => document.querySelector('th[aria-sort="descending"]')?.textContent === 'Allocations');
   assert.equal(await header.getAttribute('aria-sort'), 'descending');
+});
+
+test('the flamegraph finds leak_here, zooms on click and keeps its state in the URL', async () => {
+  await page.goto(`${baseUrl}#/flame?dump=0&metric=allocated`);
+  const canvas = page.getByRole('img', { name: 'Flamegraph of allocated' });
+  await canvas.waitFor();
+  await page.getByRole('searchbox', { name: 'Search functions' }).fill('leak_here');
+  await page.getByRole('searchbox', { name: 'Search functions' }).press('Enter');
+  await page.waitForURL(/q=leak_here/);
+  await page.waitForFunction(() => /leak_here/.test(document.getElementById('flame-summary')?.textContent ?? ''));
+  assert.match(await page.locator('#flame-summary').textContent(), /12,726 bytes of 195,976 bytes/);
+  await page.screenshot({ path: join(images, 'view-flamegraph.png'), fullPage: true });
+  const box = await page.getByRole('img', { name: 'Flamegraph of allocated' }).boundingBox();
+  await page.mouse.click(box.x + 5, box.y + 18 + 9);  // the first frame under the root
+  await page.waitForURL(/zoom=0/);
+  await page.getByRole('button', { name: 'Reset zoom' }).waitFor();
 });
 
 test('an unknown dump shows an error message, not a blank page', async () => {

@@ -140,3 +140,15 @@ def test_bad_input_exits_2_with_a_message(build, tmp_path):
     junk.write_bytes(b"not a dump at all, not even close" * 10)
     run = export(build, junk, "--format", "pprof", expect=2)
     assert str(junk) in run.stderr
+
+
+def test_a_process_tree_exports_one_stack_root_per_process(build, record):
+    # given fork_child: the parent leaks from parent_leak, the child 3 x 2000 from child_leak
+    run = record("fork_child")
+    assert run.returncode == 0 and len(run.dats) == 2, run.describe()
+    out = export(build, *run.dats, "--format", "collapsed", "--metric", "leaked").stdout
+    # then every stack starts with its process, and each leak is under its own
+    roots = {line.split(";", 1)[0] for line in out.splitlines()}
+    assert len(roots) == 2 and all(re.fullmatch(r"fork_child \(pid \d+\)", r) for r in roots), roots
+    child = [line for line in out.splitlines() if line.rsplit(" ", 1)[0].endswith(";child_leak")]
+    assert [int(line.rsplit(" ", 1)[1]) for line in child] == [3 * 2000]

@@ -126,6 +126,28 @@ def test_offset_and_limit_page_through_the_sites(server):
     assert page["sites"] == everything[1:2]
 
 
+def test_the_flamegraph_tree_sums_the_sites_from_the_outermost_frame(server):
+    flame = server.json("/api/dumps/0/flame?metric=allocated")
+    summary = server.json("/api/dumps/0/summary")
+    assert flame["total"] == summary["allocated_bytes"] == flame["root"]["value"]
+
+    def find(node, name, path=()):
+        if node["name"] == name:
+            return path + (name,), node
+        for child in node["children"]:
+            assert child["value"] <= node["value"]
+            found = find(child, name, path + (node["name"],))
+            if found:
+                return found
+        return None
+
+    path, leak = find(flame["root"], "leak_here")
+    assert leak["value"] == 3 * 4242
+    assert path[-2:] == ("main", "leak_here")
+    leaked = server.json("/api/dumps/0/flame")
+    assert leaked["metric"] == "leaked" and leaked["total"] == 3 * 4242
+
+
 @pytest.mark.parametrize("path,status", [
     ("/api/dumps/0/sites?sort=bogus", 400),
     ("/api/dumps/0/sites?limit=0", 400),
@@ -138,6 +160,8 @@ def test_offset_and_limit_page_through_the_sites(server):
     ("/api/dumps/7/summary", 404),
     ("/api/dumps/0/sites/999999", 404),
     ("/api/dumps/0/sites/abc", 400),
+    ("/api/dumps/0/flame?metric=bogus", 400),
+    ("/api/dumps/0/flame?metric=count", 400),
     ("/api/nothing", 404),
     ("/../../etc/passwd", 400),
     ("/src/../../../etc/passwd", 400),
@@ -166,6 +190,14 @@ def test_the_page_and_its_modules_are_embedded(server):
     assert code == 200
 
 
+@pytest.mark.parametrize("module", ["app.js", "api.js", "format.js", "overview.js", "sites.js", "flame.js"])
+def test_the_pages_own_scripts_never_parse_markup(server, module):
+    code, _, body = server.get(f"/src/{module}")
+    assert code == 200
+    for sink in (b"innerHTML", b"outerHTML", b"insertAdjacentHTML", b"document.write", b"eval("):
+        assert sink not in body, f"{module} uses {sink.decode()}: names from a dump must go in as text"
+
+
 def test_a_missing_dump_exits_2_without_serving(build, tmp_path):
     run = support.finish(support.start([build.memrec, "view", "--port", "0", tmp_path / "none.dat"],
                                        support.clean_env()), ["memrec", "view"], support.TIMEOUT_S)
@@ -177,3 +209,14 @@ def test_a_bad_port_is_a_usage_error(build, leak_dump):
     run = support.finish(support.start([build.memrec, "view", "--port", "70000", leak_dump], support.clean_env()),
                          ["memrec", "view"], support.TIMEOUT_S)
     assert run.returncode == 1
+
+
+def test_a_request_naming_another_host_is_refused(server):
+    conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+    try:
+        conn.request("GET", "/api/dumps", headers={"Host": "attacker.example:80"})
+        response = conn.getresponse()
+        assert response.status == 403
+        assert "error" in json.loads(response.read())
+    finally:
+        conn.close()

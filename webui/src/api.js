@@ -34,5 +34,6 @@ export const api = {
   timeline: (dump) => getJson(`/api/dumps/${encodeURIComponent(dump)}/timeline`),
   sites: (dump, sort, offset, limit) =>
     getJson(`/api/dumps/${encodeURIComponent(dump)}/sites?` + new URLSearchParams({ sort, offset, limit })),
+  flame: (dump, metric) => getJson(`/api/dumps/${encodeURIComponent(dump)}/flame?` + new URLSearchParams({ metric })),
   site: (dump, id) => getJson(`/api/dumps/${encodeURIComponent(dump)}/sites/${encodeURIComponent(id)}`),
 };

@@ -4,8 +4,9 @@ import { api } from './api.js';
 import { el } from './format.js';
 import { renderOverview } from './overview.js';
 import { renderSites } from './sites.js';
+import { renderFlame } from './flame.js';
 
-const VIEWS = { overview: renderOverview, sites: renderSites };
+const VIEWS = { overview: renderOverview, sites: renderSites, flame: renderFlame };
 const root = document.getElementById('view');
 const status = document.getElementById('status');
 let dumps = null;
@@ -15,13 +16,16 @@ function readState() {
   const hash = location.hash.replace(/^#\/?/, '');
   const [view, query = ''] = hash.split('?');
   const params = new URLSearchParams(query);
-  return { view: view || 'overview', dump: params.get('dump') ?? '0', sort: params.get('sort'), open: params.get('open') };
+  const get = (name) => params.get(name);
+  return { view: view || 'overview', dump: get('dump') ?? '0', sort: get('sort'), open: get('open'),
+    metric: get('metric'), zoom: get('zoom'), q: get('q') };
 }
 
 function writeHash(state) {
   const params = new URLSearchParams({ dump: state.dump });
-  if (state.sort) params.set('sort', state.sort);
-  if (state.open) params.set('open', state.open);
+  for (const key of ['sort', 'open', 'metric', 'zoom', 'q']) {
+    if (state[key]) params.set(key, state[key]);
+  }
   return `#/${state.view}?${params}`;
 }
 
@@ -59,7 +63,7 @@ async function render() {
     if (!dumps) dumps = await api.dumps();
     updateChrome(state);
     const view = VIEWS[state.view];
-    if (!view) throw new Error(`There is no view "${state.view}": try Overview or Call sites.`);
+    if (!view) throw new Error(`There is no view "${state.view}": try Overview, Call sites or Flamegraph.`);
     const box = el('div');
     await view(box, state, navigate);
     if (mine === generation) root.replaceChildren(...box.childNodes);

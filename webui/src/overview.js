@@ -35,13 +35,13 @@ function chart(t, width) {
   const x = t.time_ns.map((ns) => ns / 1e9);
   const hasRss = t.rss_bytes.some((v) => v !== null);
   const series = [
-    { label: 'time (s)' },
+    { label: 'time', value: (_, v) => (v === null ? '—' : duration(Math.round(v * 1e9))) },
     { label: 'heap', stroke: '#2864c8', fill: 'rgba(40,100,200,0.12)', value: (_, v) => bytes(v) },
     { label: 'heap max', stroke: '#8aa8e0', dash: [4, 3], value: (_, v) => bytes(v) },
   ];
   const data = [x, t.heap_bytes, t.heap_max_bytes];
   if (hasRss) {
-    series.push({ label: 'RSS', stroke: '#c8641e', spanGaps: true, value: (_, v) => bytes(v) });
+    series.push({ label: 'RSS', stroke: '#c8641e', spanGaps: true, points: { show: true, size: 5 }, value: (_, v) => bytes(v) });
     data.push(t.rss_bytes);
   }
   series.push({ label: 'live blocks', stroke: '#3c9a50', scale: 'count', value: (_, v) => integer(v) });
@@ -51,7 +51,7 @@ function chart(t, width) {
     height: 300,
     scales: { x: { time: false } },
     axes: [
-      { label: 'seconds since start' },
+      { label: 'time since start', values: (_, ticks) => ticks.map((t) => duration(Math.round(t * 1e9))) },
       { label: 'bytes', size: 80, values: (_, ticks) => ticks.map(bytes) },
       { scale: 'count', side: 1, label: 'live blocks', grid: { show: false } },
     ],
@@ -74,7 +74,7 @@ export async function renderOverview(root, state) {
     box.append(el('p', { class: 'empty' }, 'This dump has no heap events to draw.'));
     return;
   }
-  const { opts, data } = chart(timeline, Math.max(400, root.clientWidth - 20));
+  const { opts, data } = chart(timeline, Math.max(400, document.getElementById('view').clientWidth - 40));
   new uPlot(opts, data, box);
   root.append(el('p', { class: 'detail' },
     `${timeline.time_ns.length} buckets of ${duration(timeline.bucket_ns)}; the line is the heap at each bucket's end, the dashed one its highest.`));

@@ -18,7 +18,7 @@ function frameItem(f) {
   return el('li', { class: f.inlined ? 'frame inlined' : 'frame' },
     el('span', { class: 'fn' }, f.function ?? f.label),
     f.inlined ? el('span', { class: 'tag' }, 'inlined') : null,
-    location(f) ? el('span', { class: 'loc' }, location(f)) : null,
+    f.file ? el('span', { class: 'loc' }, location(f)) : null,
     f.module ? el('span', { class: 'module' }, f.module) : null);
 }
 
@@ -26,9 +26,8 @@ async function fillBacktrace(cell, state, id) {
   cell.replaceChildren(el('p', { class: 'loading' }, 'Loading the backtrace…'));
   try {
     const site = await api.site(state.dump, id);
-    cell.replaceChildren(
-      el('ol', { class: 'backtrace', 'aria-label': 'Backtrace, innermost first' }, site.frames.map(frameItem)),
-      site.truncated ? el('p', { class: 'detail' }, 'The recorder cut this stack at its maximum depth.') : null);
+    cell.replaceChildren(el('ol', { class: 'backtrace', 'aria-label': 'Backtrace, innermost first' }, site.frames.map(frameItem)));
+    if (site.truncated) cell.append(el('p', { class: 'detail' }, 'The recorder cut this stack at its maximum depth.'));
   } catch (e) {
     cell.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
   }
