@@ -13,17 +13,13 @@
 // buffer avoids that, and flushes each line before a fork or a fatal signal.
 static char g_stdout_buffer[4096];
 
-static inline void setup_stdout(void) {
-  setvbuf(stdout, g_stdout_buffer, _IOLBF, sizeof g_stdout_buffer);
-}
+static inline void setup_stdout(void) { setvbuf(stdout, g_stdout_buffer, _IOLBF, sizeof g_stdout_buffer); }
 
 // Keeps leaked pointers reachable, so nothing optimizes the allocations away.
 static void* volatile g_sink[64];
 static unsigned g_sink_next;
 
-static inline void keep(void* ptr) {
-  g_sink[__atomic_fetch_add(&g_sink_next, 1, __ATOMIC_RELAXED) % 64] = ptr;
-}
+static inline void keep(void* ptr) { g_sink[__atomic_fetch_add(&g_sink_next, 1, __ATOMIC_RELAXED) % 64] = ptr; }
 
 __attribute__((noreturn)) static inline void die(const char* what) {
   fprintf(stderr, "%s failed\n", what);

@@ -56,7 +56,6 @@ int main(int argc, char** argv) {
     g_stop = 1;
     for (int i = 0; i < 2; ++i) pthread_join(threads[i], NULL);
   }
-  printf("fork_child: parent leaked 1234 + 2 x 3000, child exited %d\n",
-         WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+  printf("fork_child: parent leaked 1234 + 2 x 3000, child exited %d\n", WIFEXITED(status) ? WEXITSTATUS(status) : -1);
   return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
 }
