@@ -4,10 +4,11 @@
 Runs a few tests/programs binaries under libmemrec.so (each with a timeout,
 in a session of its own), so the seeds are dumps of the format this checkout
 writes: one thread and many, fork, mmap, realloc, every allocation function,
-deep stacks, pauses, a SIGKILLed program. Then adds the two kinds of damage
-the reader treats as data (a frame cut short, a zero tail) and shrinks dumps
-over --max-bytes to their header, first frames and last frame, so libFuzzer
-(which cuts inputs at -max_len) still sees whole frames and a clean end.
+deep stacks, pauses, dlopen. Then adds the two kinds of damage the reader
+treats as data (a frame cut short, as by SIGKILL; a zero tail, as after power
+loss) and shrinks dumps over --max-bytes to their header, first frames and
+last frame, so libFuzzer (which cuts inputs at -max_len) still sees whole
+frames and a clean end.
 
 usage: record_seeds.py --build BUILD_DIR --out DIR [--max-bytes N]
 Prints one line: how many seeds it wrote. Exits 1 if it could record none.
@@ -21,30 +22,28 @@ import struct
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-# program, arguments, seconds before SIGKILL (None: let it finish).
+# program, arguments.
 PROGRAMS = [
-    ("leak_three", [], None),
-    ("threads_pass", [], None),
-    ("fork_child", [], None),
-    ("fork_child", ["busy"], None),
-    ("mmap_prog", [], None),
-    ("realloc_chain", [], None),
-    ("aligned", [], None),
-    ("deep_stack", ["1100"], None),
-    ("toggle", [], None),
-    ("thread_exit", [], None),
-    ("dlopen_lib", [], None),
-    ("sigkill_loop", [], 1.3),
+    ("leak_three", []),
+    ("threads_pass", []),
+    ("fork_child", []),
+    ("fork_child", ["busy"]),
+    ("mmap_prog", []),
+    ("realloc_chain", []),
+    ("aligned", []),
+    ("deep_stack", ["1100"]),
+    ("toggle", []),
+    ("thread_exit", []),
+    ("dlopen_lib", []),
 ]
 TIMEOUT_S = 30
 HEADER_PREFIX = 16
 ENVELOPE = 12
 
 
-def record(build: Path, program: str, args: list[str], kill_after: float | None, out_dir: Path) -> None:
+def record(build: Path, program: str, args: list[str], out_dir: Path) -> None:
     exe = build / "tests" / "programs" / program
     if not exe.exists():
         print(f"record_seeds: {exe} is missing; skipped", file=sys.stderr)
@@ -58,9 +57,6 @@ def record(build: Path, program: str, args: list[str], kill_after: float | None,
     proc = subprocess.Popen([str(exe), *args], env=env, cwd=out_dir, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     try:
-        if kill_after is not None:
-            time.sleep(kill_after)
-            os.killpg(proc.pid, signal.SIGKILL)
         proc.wait(timeout=TIMEOUT_S)
     except subprocess.TimeoutExpired:
         print(f"record_seeds: {program} did not finish in {TIMEOUT_S} s; killed", file=sys.stderr)
@@ -118,8 +114,8 @@ def main() -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     written = 0
     with tempfile.TemporaryDirectory(prefix="memrec-seeds-") as tmp:
-        for program, prog_args, kill_after in PROGRAMS:
-            record(args.build, program, prog_args, kill_after, Path(tmp))
+        for program, prog_args in PROGRAMS:
+            record(args.build, program, prog_args, Path(tmp))
         for dat in sorted(Path(tmp).iterdir()):
             data = shrink(dat.read_bytes(), args.max_bytes)
             if data is None:
