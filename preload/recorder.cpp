@@ -29,7 +29,10 @@ inline ThreadBuffer* buffer() {
 inline std::uint32_t current_stack(ThreadBuffer& b) {
   std::uint64_t ips[kMaxDepthLimit + 1 + kUnwindOwnFrames];
   const Backtrace bt = capture_backtrace(ips, static_cast<std::size_t>(g_options.max_depth));
-  if (bt.depth == 0) return 0;
+  if (bt.depth == 0) [[unlikely]] {
+    count(format::Counter::kUnwindFailed);
+    return 0;
+  }
   return intern_stack(b, std::span<const std::uint64_t>(ips, bt.depth), bt.truncated);
 }
 

@@ -214,6 +214,7 @@ void put_counters() {
       {Counter::kFrames, g_w.frames + 1},
       {Counter::kBytesWritten, g_w.bytes_written},
       {Counter::kThreads, counter(Counter::kThreads)},
+      {Counter::kUnwindFailed, counter(Counter::kUnwindFailed)},
   };
   g_w.enc->counters(values);
 }

@@ -81,8 +81,9 @@ std::string counter_name(std::uint64_t key) {
       "frames",
       "bytes_written",
       "threads",
+      "unwind_failed",
   };
-  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kThreads) + 1);
+  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kUnwindFailed) + 1);
   if (key < std::size(kNames) && kNames[key] != nullptr) return kNames[key];
   return "unknown_" + std::to_string(key);
 }

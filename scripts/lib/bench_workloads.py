@@ -27,8 +27,10 @@ class Workload:
 
 def _sizes(quick):
     if quick:
-        return {"churn_allocs": 20_000, "sweep_allocs": 5_000, "sqlite_rows": 2_000, "python_rounds": 5}
-    return {"churn_allocs": 5_000_000, "sweep_allocs": 2_000_000, "sqlite_rows": 200_000, "python_rounds": 300}
+        return {"churn_allocs": 20_000, "big_allocs": 40_000, "sweep_allocs": 5_000, "sqlite_rows": 2_000,
+                "python_rounds": 5}
+    return {"churn_allocs": 5_000_000, "big_allocs": 10_000_000, "sweep_allocs": 2_000_000, "sqlite_rows": 200_000,
+            "python_rounds": 300}
 
 
 def cc1plus_command(source, output, defines):
@@ -61,6 +63,10 @@ def all_workloads(repo, build_dir, work_dir, quick):
         Workload("churn-2t", "churn",
                  f"the same {allocs:,} malloc+free split over 2 threads",
                  [churn, str(allocs), "2", str(CHURN_DEPTH)]),
+        # 20 million events: the analyzers' load time and memory on a large dump.
+        Workload("churn-20m", "churn",
+                 f"bench/churn.cpp: {sizes['big_allocs']:,} malloc+free in one thread (20 M events), depth {CHURN_DEPTH}",
+                 [churn, str(sizes["big_allocs"]), "1", str(CHURN_DEPTH)]),
     ]
     for depth in SWEEP_DEPTHS:
         workloads.append(Workload(f"depth-{depth}", "depth",

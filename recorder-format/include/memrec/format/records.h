@@ -91,6 +91,7 @@ enum class Counter : std::uint8_t {
   kFrames = 12,             // frames written, this one included
   kBytesWritten = 13,       // compressed bytes written before this frame
   kThreads = 14,            // threads seen
+  kUnwindFailed = 15,       // events recorded with stack id 0 because libunwind returned no frame
 };
 
 }  // namespace memrec::format
