@@ -1,6 +1,8 @@
 // Allocation-free logging for the preload (see log.h).
 #include "log.h"
 
+#include "decimal.h"
+
 #include <unistd.h>
 #include <atomic>
 #include <cstring>
@@ -19,16 +21,9 @@ std::size_t append(char* buf, std::size_t pos, std::size_t cap, std::string_view
 }
 
 std::size_t append_number(char* buf, std::size_t pos, std::size_t cap, std::int64_t v) {
-  char digits[24];
-  std::size_t n = 0;
-  std::uint64_t u = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
-  do {
-    digits[n++] = static_cast<char>('0' + u % 10);
-    u /= 10;
-  } while (u != 0);
-  if (v < 0) digits[n++] = '-';
-  while (n > 0 && pos < cap) buf[pos++] = digits[--n];
-  return pos;
+  if (v < 0 && pos < cap) buf[pos++] = '-';
+  const std::uint64_t magnitude = v < 0 ? 0 - static_cast<std::uint64_t>(v) : static_cast<std::uint64_t>(v);
+  return pos + format_decimal(buf + pos, cap - pos, magnitude);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string_view>
 
+#include "decimal.h"
 #include "log.h"
 
 namespace memrec::preload {
@@ -80,19 +81,6 @@ void read_bool(const char* name, bool& out) {
   if (v != nullptr && !parse_bool(v, out)) invalid(name, v, "0 or 1");
 }
 
-std::size_t format_uint(char* buf, std::size_t cap, std::uint64_t v) {
-  char digits[24];
-  std::size_t n = 0;
-  do {
-    digits[n++] = static_cast<char>('0' + v % 10);
-    v /= 10;
-  } while (v != 0);
-  std::size_t i = 0;
-  while (n > 0 && i + 1 < cap) buf[i++] = digits[--n];
-  buf[i] = '\0';
-  return i;
-}
-
 }  // namespace
 
 void read_options() {
@@ -126,7 +114,7 @@ void describe_options(OptionText& out) {
   out.count = 0;
   auto text = [&](std::string_view key, std::string_view value) { out.pairs[out.count++] = {key, value}; };
   auto number = [&](std::string_view key, std::uint64_t v) {
-    const std::size_t len = format_uint(out.storage[out.count], sizeof(out.storage[0]), v);
+    const std::size_t len = format_decimal(out.storage[out.count], sizeof(out.storage[0]) - 1, v);
     text(key, std::string_view(out.storage[out.count], len));
   };
   text("output", g_options.output);

@@ -1,6 +1,7 @@
 // MEMREC_OUTPUT template expansion and exclusive creation (see output_file.h).
 #include "output_file.h"
 
+#include "decimal.h"
 #include "fd_guard.h"
 
 #include <fcntl.h>
@@ -27,16 +28,8 @@ struct Out {
     pos += s.size();
   }
   void number(std::uint64_t v) {
-    char digits[24];
-    std::size_t n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (n > 0) {
-      const char c = digits[--n];
-      text(std::string_view(&c, 1));
-    }
+    char digits[20];
+    text(std::string_view(digits, format_decimal(digits, sizeof(digits), v)));
   }
 };
 

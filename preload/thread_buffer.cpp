@@ -48,6 +48,16 @@ void put_name(RawEvent& e) {
   __builtin_memcpy(&e.addr, name, sizeof(name));
 }
 
+// Makes the thread's ThreadStart the only event in its ring.
+void start_ring(ThreadBuffer& buf) {
+  RawEvent& e = buf.slots[0];
+  e = RawEvent{};
+  e.kind = EventKind::kThreadStart;
+  e.time_ns = order_stamp();
+  put_name(e);
+  buf.head.store(1, std::memory_order_relaxed);
+}
+
 void push(ThreadBuffer* buf) {
   ThreadBuffer* head = g_buffers.load(std::memory_order_relaxed);
   do {
@@ -75,12 +85,7 @@ ThreadBuffer* attach_thread() {
   auto* buf = new (mem) ThreadBuffer();
   buf->tid = os::gettid();
   buf->mapped_bytes = bytes;
-  RawEvent& e = buf->slots[0];
-  e = RawEvent{};
-  e.kind = EventKind::kThreadStart;
-  e.time_ns = order_stamp();
-  put_name(e);
-  buf->head.store(1, std::memory_order_relaxed);
+  start_ring(*buf);
   t_thread.buffer = buf;
   register_thread_exit(buf);
   count(format::Counter::kThreads);
@@ -148,18 +153,12 @@ void reset_buffers_after_fork() {
     // The ring holds the parent's undrained events, which the parent writes;
     // the child starts empty, with its own tid and a fresh stack cache (stack
     // ids are per process).
-    self->head.store(0, std::memory_order_relaxed);
     self->tail.store(0, std::memory_order_relaxed);
     self->cached_tail = 0;
     self->tid = os::gettid();
     self->name_known = false;
     for (StackCacheEntry& c : self->cache) c = StackCacheEntry{};
-    RawEvent& e = self->slots[0];
-    e = RawEvent{};
-    e.kind = EventKind::kThreadStart;
-    e.time_ns = order_stamp();
-    put_name(e);
-    self->head.store(1, std::memory_order_relaxed);
+    start_ring(*self);
     self->next.store(nullptr, std::memory_order_relaxed);
     g_buffers.store(self, std::memory_order_release);
   }

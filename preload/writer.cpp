@@ -19,6 +19,7 @@
 #include <zstd.h>
 
 #include "clock.h"
+#include "decimal.h"
 #include "fd_guard.h"
 #include "log.h"
 #include "memrec/format/file_header.h"
@@ -395,11 +396,8 @@ void sample_rss(std::uint64_t now) {
 void poll_names(ThreadBuffer& b) {
   if (b.exited.load(std::memory_order_relaxed) || !b.name_known) return;
   char path[64] = "/proc/self/task/";
-  char digits[24];
-  std::size_t n = 0;
-  for (std::uint64_t v = b.tid; v != 0 || n == 0; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
   std::size_t pos = std::strlen(path);
-  while (n > 0) path[pos++] = digits[--n];
+  pos += format_decimal(path + pos, 24, b.tid);
   std::memcpy(path + pos, "/comm", 6);
   const int fd = guarded_open(path, O_RDONLY, 0, /*high=*/false);
   if (fd < 0) return;

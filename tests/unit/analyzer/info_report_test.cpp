@@ -210,6 +210,7 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(counter_name(7) == "backpressure_wait_ns");
     CHECK(counter_name(14) == "threads");
     CHECK(counter_name(0) == "unknown_0");
-    CHECK(counter_name(15) == "unknown_15");
+    CHECK(counter_name(15) == "unwind_failed");
+    CHECK(counter_name(16) == "unknown_16");
   }
 }
