@@ -10,6 +10,8 @@ using nlohmann::json;
 
 json optional_number(const std::optional<std::uint64_t>& v) { return v ? json(*v) : json(nullptr); }
 
+}  // namespace
+
 json frame_json(const SiteFrame& f) {
   return {{"function", f.function.empty() ? json(nullptr) : json(f.function)},
           {"file", f.file.empty() ? json(nullptr) : json(f.file)},
@@ -20,11 +22,8 @@ json frame_json(const SiteFrame& f) {
           {"label", frame_label(f)}};
 }
 
-json site_json(const CallSites& sites, const CallSite& s) {
-  json frames = json::array();
-  for (const std::uint32_t f : s.frames) frames.push_back(frame_json(sites.frames[f]));
-  return {{"frames", std::move(frames)},
-          {"allocations", s.allocations},
+json site_figures_json(const CallSite& s) {
+  return {{"allocations", s.allocations},
           {"allocated_bytes", s.allocated_bytes},
           {"temporary", s.temporary},
           {"leaked_bytes", s.runtime ? 0 : s.leaked_bytes},
@@ -36,6 +35,16 @@ json site_json(const CallSites& sites, const CallSite& s) {
           {"runtime_function", s.runtime ? json(s.runtime_function) : json(nullptr)},
           {"truncated", s.truncated},
           {"stack_ids", s.stack_ids}};
+}
+
+namespace {
+
+json site_json(const CallSites& sites, const CallSite& s) {
+  json frames = json::array();
+  for (const std::uint32_t f : s.frames) frames.push_back(frame_json(sites.frames[f]));
+  json site = {{"frames", std::move(frames)}};
+  site.update(site_figures_json(s));
+  return site;
 }
 
 json window_json(const RelativeWindow& w) { return {{"from_ns", w.from_ns}, {"to_ns", optional_number(w.to_ns)}}; }

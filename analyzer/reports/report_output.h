@@ -14,6 +14,10 @@
 namespace memrec::analyzer {
 
 nlohmann::json heap_report_json(const HeapReport& report, std::size_t top);
+// One frame of a call site, and a site's figures without its frames: the
+// names of the SITE object in docs/analyzer.md, shared with `memrec view`.
+nlohmann::json frame_json(const SiteFrame& frame);
+nlohmann::json site_figures_json(const CallSite& site);
 // One element of "processes": pid, ppid, exe, the tree position and "report".
 nlohmann::json process_json(const HeapReport& report, const ProcessNode& node, const std::vector<HeapReport>& all,
                             std::size_t top);

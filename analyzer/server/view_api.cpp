@@ -42,34 +42,6 @@ std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const st
   return &data.dumps[*n];
 }
 
-json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
-
-json frame_json(const SiteFrame& f) {
-  return {{"function", or_null(f.function)},
-          {"file", or_null(f.file)},
-          {"line", f.line == 0 ? json(nullptr) : json(f.line)},
-          {"module", or_null(f.module)},
-          {"offset", f.module_offset},
-          {"inlined", f.inlined},
-          {"label", frame_label(f)}};
-}
-
-// The figures of a site, the same names as `memrec report --json`'s SITE.
-json site_figures(const CallSite& s) {
-  return {{"allocations", s.allocations},
-          {"allocated_bytes", s.allocated_bytes},
-          {"temporary", s.temporary},
-          {"leaked_bytes", s.runtime ? 0 : s.leaked_bytes},
-          {"leaked_count", s.runtime ? 0 : s.leaked_count},
-          {"runtime_retained_bytes", s.runtime ? s.leaked_bytes : 0},
-          {"runtime_retained_count", s.runtime ? s.leaked_count : 0},
-          {"peak_bytes", s.peak_bytes},
-          {"runtime", s.runtime},
-          {"runtime_function", s.runtime ? json(s.runtime_function) : json(nullptr)},
-          {"truncated", s.truncated},
-          {"stack_ids", s.stack_ids}};
-}
-
 struct SortKey {
   std::string_view name;
   std::uint64_t (*value)(const CallSite&);
@@ -208,7 +180,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   json rows = json::array();
   for (std::uint64_t i = offset; i < order.size() && i < offset + limit; ++i) {
     const CallSite& s = sites[order[i]];
-    json row = site_figures(s);
+    json row = site_figures_json(s);
     row["id"] = order[i];
     row["top"] = s.frames.empty() ? json(nullptr) : frame_json(r.sites.frames[s.frames[0]]);
     row["depth"] = s.frames.size();
@@ -264,7 +236,7 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
   if (!n) return fail(400, "The site id must be a number.");
   if (*n >= r.sites.sites.size()) return fail(404, "No call site has id " + site_id + ".");
   const CallSite& s = r.sites.sites[*n];
-  json body = site_figures(s);
+  json body = site_figures_json(s);
   body["id"] = *n;
   json frames = json::array();
   for (const std::uint32_t f : s.frames) frames.push_back(frame_json(r.sites.frames[f]));
