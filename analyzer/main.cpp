@@ -3,6 +3,7 @@
 // Exceptions from third-party code stop here: exit 3 with one line on stderr.
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -45,42 +46,9 @@ int usage_error(const std::string& message) {
   return kExitUsage;
 }
 
-int info_main(const std::vector<std::string>& args) {
-  InfoOptions options;
-  po::options_description visible("Options");
-  visible.add_options()                                                                                        //
-      ("help,h", "show this help")                                                                             //
-      ("json", po::bool_switch(&options.json), "print JSON: one object per file, an array for several files")  //
-      ("top", po::value(&options.top_leaks)->default_value(10), "leak groups to list in the text output")      //
-      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&options.files), "dump file");
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", -1);
-
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    return usage_error(std::string("info: ") + e.what());
-  }
-  if (vm.count("help") != 0) {
-    std::cout << "usage: memrec info FILE... [--json] [--top N]\n\n"
-                 "Summarizes memrec dumps. A dump cut short (the program was killed) is read up to its\n"
-                 "last complete frame and says where it was cut; a missing or corrupt file exits 2.\n\n"
-              << visible;
-    return kExitOk;
-  }
-  if (options.files.empty()) return usage_error("info: no dump file given");
-  return run_info(options, std::cout, std::cerr);
-}
-
 // Parses `args` into `vm`; false (after printing why) on a usage error.
 bool parse(const std::vector<std::string>& args, const po::options_description& all,
-           const po::positional_options_description& positional, po::variables_map& vm, const char* command) {
+           const po::positional_options_description& positional, po::variables_map& vm, std::string_view command) {
   try {
     po::store(po::command_line_parser(args).options(all).positional(positional).run(), vm);
     po::notify(vm);
@@ -89,6 +57,55 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
     return false;
   }
   return true;
+}
+
+// The options of every command that loads and symbolizes dumps.
+template <typename Options>
+void add_load_options(po::options_description& visible, Options& options) {
+  visible.add_options()                                                                             //
+      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
+      ("no-progress", "never draw a progress bar")                                                  //
+      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+}
+
+// Parses a command whose arguments are dump files, after its options. Returns
+// the exit code when nothing is left to do (help printed, or a usage error).
+std::optional<int> parse_dump_command(const std::vector<std::string>& args, const po::options_description& visible,
+                                      std::vector<std::string>& files, std::string_view command, std::string_view help,
+                                      po::variables_map& vm) {
+  po::options_description hidden;
+  hidden.add_options()("file", po::value(&files), "dump file");
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("file", -1);
+  if (!parse(args, all, positional, vm, command)) return kExitUsage;
+  if (vm.count("help") != 0) {
+    std::cout << help << "\n" << visible;
+    return kExitOk;
+  }
+  if (files.empty()) return usage_error(std::string(command) + ": no dump file given");
+  return std::nullopt;
+}
+
+int info_main(const std::vector<std::string>& args) {
+  InfoOptions options;
+  po::options_description visible("Options");
+  visible.add_options()                                                                                        //
+      ("help,h", "show this help")                                                                             //
+      ("json", po::bool_switch(&options.json), "print JSON: one object per file, an array for several files")  //
+      ("top", po::value(&options.top_leaks)->default_value(10), "leak groups to list in the text output")      //
+      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+  po::variables_map vm;
+  if (const auto done =
+          parse_dump_command(args, visible, options.files, "info",
+                             "usage: memrec info FILE... [--json] [--top N]\n\n"
+                             "Summarizes memrec dumps. A dump cut short (the program was killed) is read up to its\n"
+                             "last complete frame and says where it was cut; a missing or corrupt file exits 2.\n",
+                             vm)) {
+    return *done;
+  }
+  return run_info(options, std::cout, std::cerr);
 }
 
 int report_main(const std::vector<std::string>& args) {
@@ -101,33 +118,24 @@ int report_main(const std::vector<std::string>& args) {
       ("json", po::bool_switch(&options.json), "print JSON (the schema in docs/analyzer.md)")               //
       ("top", po::value(&options.top)->default_value(10), "call sites to list per ranking")                 //
       ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
-      ("to", po::value(&to), "count only events up to this time")                                           //
-      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
-      ("no-progress", "never draw a progress bar")                                                          //
-      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&options.files), "dump file");
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", -1);
+      ("to", po::value(&to), "count only events up to this time");
+  add_load_options(visible, options);
   po::variables_map vm;
-  if (!parse(args, all, positional, vm, "report")) return kExitUsage;
-  if (vm.count("help") != 0) {
-    std::cout << "usage: memrec report FILE... [--json] [--top N] [--from T] [--to T] [--debug-dir DIR]...\n\n"
-                 "Reports each dump's heap: run time; allocations, frees, bytes allocated; the peak\n"
-                 "(bytes, when, RSS then); what leaked and what the C/C++ runtime kept for itself;\n"
-                 "temporary allocations; and the top call sites by leaked bytes, bytes live at the\n"
-                 "peak, bytes allocated, allocation count and temporaries, with their symbolized\n"
-                 "stacks. Dumps of one process tree are reported per process, as a tree.\n"
-                 "--from/--to count only the events in that range: leaked is then what was\n"
-                 "allocated in it and still live at its end, the peak the highest within it.\n"
-                 "A dump cut short is reported up to where it was cut.\n"
-                 "Exit codes: 0 ok, 1 usage, 2 bad input (missing, corrupt or not a dump), 3 internal.\n\n"
-              << visible;
-    return kExitOk;
+  if (const auto done = parse_dump_command(
+          args, visible, options.files, "report",
+          "usage: memrec report FILE... [--json] [--top N] [--from T] [--to T] [--debug-dir DIR]...\n\n"
+          "Reports each dump's heap: run time; allocations, frees, bytes allocated; the peak\n"
+          "(bytes, when, RSS then); what leaked and what the C/C++ runtime kept for itself;\n"
+          "temporary allocations; and the top call sites by leaked bytes, bytes live at the\n"
+          "peak, bytes allocated, allocation count and temporaries, with their symbolized\n"
+          "stacks. Dumps of one process tree are reported per process, as a tree.\n"
+          "--from/--to count only the events in that range: leaked is then what was\n"
+          "allocated in it and still live at its end, the peak the highest within it.\n"
+          "A dump cut short is reported up to where it was cut.\n"
+          "Exit codes: 0 ok, 1 usage, 2 bad input (missing, corrupt or not a dump), 3 internal.\n",
+          vm)) {
+    return *done;
   }
-  if (options.files.empty()) return usage_error("report: no dump file given");
   if (vm.count("from") != 0) options.from = from;
   if (vm.count("to") != 0) options.to = to;
   options.progress = vm.count("no-progress") == 0;
@@ -187,28 +195,19 @@ int view_main(const std::vector<std::string>& args) {
       ("help,h", "show this help")                                                                            //
       ("port", po::value(&options.port)->default_value(options.port), "TCP port (0: any free one, printed)")  //
       ("host", po::value(&options.host)->default_value(options.host),
-       "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps")     //
-      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
-      ("no-progress", "never draw a progress bar")                                                  //
-      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
-  po::options_description hidden;
-  hidden.add_options()("file", po::value(&options.files), "dump file");
-  po::options_description all;
-  all.add(visible).add(hidden);
-  po::positional_options_description positional;
-  positional.add("file", -1);
+       "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps");
+  add_load_options(visible, options);
   po::variables_map vm;
-  if (!parse(args, all, positional, vm, "view")) return kExitUsage;
-  if (vm.count("help") != 0) {
-    std::cout << "usage: memrec view FILE... [--port N] [--host ADDR] [--debug-dir DIR]...\n\n"
-                 "Loads the dumps, prints the URL and serves a browser UI of them (overview with a\n"
-                 "timeline of the heap and RSS, call sites with their backtraces) until stopped.\n"
-                 "The JSON API behind it is in docs/api.md.\n"
-                 "Exit codes: 1 usage, 2 bad input (missing, corrupt or not a dump), 3 cannot listen.\n\n"
-              << visible;
-    return kExitOk;
+  if (const auto done =
+          parse_dump_command(args, visible, options.files, "view",
+                             "usage: memrec view FILE... [--port N] [--host ADDR] [--debug-dir DIR]...\n\n"
+                             "Loads the dumps, prints the URL and serves a browser UI of them (overview with a\n"
+                             "timeline of the heap and RSS, call sites with their backtraces) until stopped.\n"
+                             "The JSON API behind it is in docs/api.md.\n"
+                             "Exit codes: 1 usage, 2 bad input (missing, corrupt or not a dump), 3 cannot listen.\n",
+                             vm)) {
+    return *done;
   }
-  if (options.files.empty()) return usage_error("view: no dump file given");
   options.progress = vm.count("no-progress") == 0;
   return run_view(options, std::cout, std::cerr);
 }
