@@ -122,7 +122,7 @@ void early_init() {
   if (!g_early.compare_exchange_strong(expected, 1)) return;
   HookScope scope(HookDepth::kInternal);
   resolve_real_allocator();
-  g_tick_ns.store(now_ns(), std::memory_order_release);
+  publish_tick();
   read_options();
   g_enabled.store(!g_options.start_disabled, std::memory_order_relaxed);
   unwind_init();
@@ -137,7 +137,13 @@ void early_init() {
 bool early_init_done() { return g_early.load(std::memory_order_acquire) == 2; }
 
 void finish_before_exit() {
-  if (this_process_records()) writer_finish(kExitFlushTimeoutNs);
+  if (!this_process_records()) return;
+  // Modules are looked at on a new stack only: a library unloaded after the
+  // last one would stay loaded in the dump. Look once more, here on the
+  // exiting thread (not in on_fatal_signal, which may have interrupted a
+  // holder of the loader's lock that dl_iterate_phdr takes).
+  refresh_modules();
+  writer_finish(kExitFlushTimeoutNs);
 }
 
 void sync_before_exec() {

@@ -1,14 +1,18 @@
-// Parsing of the MEMREC_* variables. Runs on the first hook or in the library
+// Parsing of the MEMREC_* variables (their names, defaults and meanings are in
+// memrec/preload/environment.h). Runs on the first hook or in the library
 // constructor, possibly before libc finished starting: getenv, no allocation.
 #include "options.h"
 
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string_view>
+#include <type_traits>
 
 #include "decimal.h"
 #include "log.h"
+#include "memrec/preload/environment.h"
 
 namespace memrec::preload {
 
@@ -85,30 +89,33 @@ void read_bool(const char* name, bool& out) {
 
 void read_options() {
   Options o;
-  if (const char* v = getenv("MEMREC_OUTPUT"); v != nullptr && *v != '\0') {
+  if (const char* v = getenv(kEnvOutput.name); v != nullptr && *v != '\0') {
     if (std::strlen(v) < sizeof(o.output)) {
       std::strcpy(o.output, v);
     } else {
-      invalid("MEMREC_OUTPUT", "(too long)", "a path shorter than 1024 bytes");
+      invalid(kEnvOutput.name, "(too long)", "a path shorter than 1024 bytes");
     }
   }
-  read_bool("MEMREC_START_DISABLED", o.start_disabled);
-  if (const char* v = getenv("MEMREC_SIGNAL"); v != nullptr) {
+  read_bool(kEnvStartDisabled.name, o.start_disabled);
+  if (const char* v = getenv(kEnvSignal.name); v != nullptr) {
     const int sig = parse_signal(v);
     if (sig >= 0 && sig != SIGKILL && sig != SIGSTOP && sig != SIGSEGV && sig < NSIG) {
       o.toggle_signal = sig;
     } else {
-      invalid("MEMREC_SIGNAL", v, "a signal name (USR1, USR2, RTMIN+N), a number or none");
+      invalid(kEnvSignal.name, v, "a signal name (USR1, USR2, RTMIN+N), a number or none");
     }
   }
-  read_uint("MEMREC_MAX_DEPTH", 1, kMaxDepthLimit, o.max_depth);
-  read_bool("MEMREC_FOLLOW_EXEC", o.follow_exec);
-  read_uint("MEMREC_RSS_INTERVAL_MS", 0, 3600000, o.rss_interval_ms);
-  read_uint("MEMREC_FLUSH_INTERVAL_MS", 10, 1000, o.flush_interval_ms);
-  read_bool("MEMREC_LOSSY", o.lossy);
-  read_uint("MEMREC_ZSTD_LEVEL", 1, 19, o.zstd_level);
+  read_uint(kEnvMaxDepth.name, 1, kMaxDepthLimit, o.max_depth);
+  read_bool(kEnvFollowExec.name, o.follow_exec);
+  read_uint(kEnvRssIntervalMs.name, 0, 3600000, o.rss_interval_ms);
+  read_uint(kEnvFlushIntervalMs.name, 10, 1000, o.flush_interval_ms);
+  read_bool(kEnvLossy.name, o.lossy);
+  read_uint(kEnvZstdLevel.name, 1, 19, o.zstd_level);
   g_options = o;
 }
+
+// Every variable's value in force goes into the header, under its header_key.
+static_assert(std::size(kEnvironment) == std::extent_v<decltype(OptionText::pairs)>);
 
 void describe_options(OptionText& out) {
   out.count = 0;
@@ -117,15 +124,15 @@ void describe_options(OptionText& out) {
     const std::size_t len = format_decimal(out.storage[out.count], sizeof(out.storage[0]) - 1, v);
     text(key, std::string_view(out.storage[out.count], len));
   };
-  text("output", g_options.output);
-  number("start_disabled", g_options.start_disabled);
-  number("signal", static_cast<std::uint64_t>(g_options.toggle_signal));
-  number("max_depth", static_cast<std::uint64_t>(g_options.max_depth));
-  number("follow_exec", g_options.follow_exec);
-  number("rss_interval_ms", g_options.rss_interval_ms);
-  number("flush_interval_ms", g_options.flush_interval_ms);
-  number("lossy", g_options.lossy);
-  number("zstd_level", static_cast<std::uint64_t>(g_options.zstd_level));
+  text(kEnvOutput.header_key, g_options.output);
+  number(kEnvStartDisabled.header_key, g_options.start_disabled);
+  number(kEnvSignal.header_key, static_cast<std::uint64_t>(g_options.toggle_signal));
+  number(kEnvMaxDepth.header_key, static_cast<std::uint64_t>(g_options.max_depth));
+  number(kEnvFollowExec.header_key, g_options.follow_exec);
+  number(kEnvRssIntervalMs.header_key, g_options.rss_interval_ms);
+  number(kEnvFlushIntervalMs.header_key, g_options.flush_interval_ms);
+  number(kEnvLossy.header_key, g_options.lossy);
+  number(kEnvZstdLevel.header_key, static_cast<std::uint64_t>(g_options.zstd_level));
 }
 
 }  // namespace memrec::preload

@@ -1,5 +1,6 @@
-// The MEMREC_* environment variables, read once at start (README lists them;
-// the header of every dump records the values in force).
+// The MEMREC_* environment variables, read once at start (their names, defaults
+// and meanings: memrec/preload/environment.h; the header of every dump records
+// the values in force).
 #pragma once
 
 #include <cstddef>

@@ -1,17 +1,28 @@
 // The order stamp of an event. Reading CLOCK_MONOTONIC costs 15-20 ns on bare
-// metal but about 200 ns on VMs that trap rdtsc, per event. A single recording
-// thread needs no clock to order its own events, so while only one thread has
-// a buffer, events take the writer's last clock reading (g_tick_ns, a relaxed
-// load) instead; as soon as a second thread records, every thread reads the
-// clock. Why that stays exact across threads (FORMAT.md, "Order"):
-// - a thread's first event is stamped after it raised g_recording_threads, and
-//   any address it hands over (or receives) synchronizes through the
-//   allocator after that, so the other thread reads the clock from then on;
-// - a tick is a clock reading taken before it is stored, so an event stamped
-//   with it sorts before any clock reading taken later;
-// - when the writer retires an exited thread, it stores a fresh tick before
-//   lowering g_recording_threads, so a later tick-stamped event sorts after
-//   everything the retired thread recorded.
+// metal but about 200 ns on VMs that trap rdtsc, per event, so hooks never
+// read it. Stamps are nanoseconds on the CLOCK_MONOTONIC scale, from two
+// sources (FORMAT.md, "Order"):
+// - While only one thread has a buffer, events take the writer's last tick
+//   (g_tick_ns, a relaxed load): a single thread needs no more to order its
+//   own events.
+// - As soon as a second thread records, every event takes the next value of
+//   g_stamp, a shared counter (one lock xadd, ~50 ns here, and its cache
+//   line moves between the recording threads). The writer raises it to the
+//   clock at every tick, so stamps stay within a few microseconds of the
+//   clock: ahead of it by at most one nanosecond per event since the last
+//   tick.
+// Why that is exact across threads: the stamps of g_stamp follow its
+// modification order, which agrees with happens-before; so when thread A
+// frees p and thread B then gets p from malloc (the allocator synchronizes
+// them), B's stamp is larger. A tick is published as a value g_stamp has
+// already reached, so a tick-stamped event sorts before any g_stamp stamp
+// taken after it. And as before:
+// - a thread's first event is stamped after it raised g_recording_threads,
+//   and any address it hands over (or receives) synchronizes through the
+//   allocator after that, so the other thread takes g_stamp from then on;
+// - when the writer retires an exited thread, it publishes a fresh tick
+//   before lowering g_recording_threads, so a later tick-stamped event sorts
+//   after everything the retired thread recorded.
 // Each thread's stamps never go backwards (t_thread.last_stamp).
 #pragma once
 
@@ -25,8 +36,30 @@ namespace memrec::preload {
 
 // Threads with a buffer that the writer has not retired.
 extern std::atomic<std::uint32_t> g_recording_threads;
-// The writer's last CLOCK_MONOTONIC reading, stored at every cycle.
+// The writer's last tick: a value g_stamp has reached, at least the clock.
 extern std::atomic<std::uint64_t> g_tick_ns;
+// The shared stamp counter while two or more threads record.
+extern std::atomic<std::uint64_t> g_stamp;
+
+// Raises g_stamp to the clock and publishes the tick (writer, retire, init).
+// Returns the tick.
+inline std::uint64_t publish_tick() {
+  const std::uint64_t now = now_ns();
+  std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
+  while (cur < now && !g_stamp.compare_exchange_weak(cur, now, std::memory_order_acq_rel)) {
+  }
+  const std::uint64_t tick = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
+  // Release pairs with order_stamp()'s acquire load.
+  g_tick_ns.store(tick, std::memory_order_release);
+  return tick;
+}
+
+// In a fork child: the parent's stamps are in the parent's file.
+inline void reset_stamps() {
+  const std::uint64_t now = now_ns();
+  g_stamp.store(now, std::memory_order_relaxed);
+  g_tick_ns.store(now, std::memory_order_relaxed);
+}
 
 // HOT PATH.
 inline std::uint64_t order_stamp() {
@@ -34,10 +67,10 @@ inline std::uint64_t order_stamp() {
   // Acquire pairs with the writer's release decrement (see above).
   if (g_recording_threads.load(std::memory_order_acquire) <= 1) {
     t = g_tick_ns.load(std::memory_order_acquire);
-    if (t < t_thread.last_stamp) t = t_thread.last_stamp;
   } else {
-    t = now_ns();
+    t = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
   }
+  if (t < t_thread.last_stamp) t = t_thread.last_stamp;
   t_thread.last_stamp = t;
   return t;
 }

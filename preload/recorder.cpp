@@ -25,15 +25,27 @@ inline ThreadBuffer* buffer() {
   return b;
 }
 
-// HOT PATH. The stack of the current call, interned.
+static_assert(kMaxTraceFrames == kMaxDepthLimit + 1 + kUnwindOwnFrames);
+
+// A stack this thread's cache does not know: its frames, interned.
+[[gnu::cold, gnu::noinline]] std::uint32_t intern_new_stack(ThreadBuffer& b, const Backtrace& bt, std::uint64_t* ips) {
+  if (bt.in_trace) trace_ips(b.unwind, bt.depth, ips);
+  return intern_stack(b, bt.hash, std::span<const std::uint64_t>(ips + bt.first, bt.depth), bt.truncated);
+}
+
+// HOT PATH. The stack of the current call, interned. A stack this thread met
+// before costs the walk and one probe of its cache.
 inline std::uint32_t current_stack(ThreadBuffer& b) {
-  std::uint64_t ips[kMaxDepthLimit + 1 + kUnwindOwnFrames];
-  const Backtrace bt = capture_backtrace(ips, static_cast<std::size_t>(g_options.max_depth));
+  std::uint64_t ips[kMaxTraceFrames];
+  const Backtrace bt = capture_backtrace(b.unwind, ips, static_cast<std::size_t>(g_options.max_depth));
   if (bt.depth == 0) [[unlikely]] {
     count(format::Counter::kUnwindFailed);
     return 0;
   }
-  return intern_stack(b, std::span<const std::uint64_t>(ips, bt.depth), bt.truncated);
+  const StackCacheEntry& c = b.cache[bt.hash & (ThreadBuffer::kCacheEntries - 1)];
+  if (c.hash == bt.hash && c.depth == bt.depth) [[likely]]
+    return c.id;
+  return intern_new_stack(b, bt, ips);
 }
 
 inline std::uint64_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }

@@ -24,6 +24,7 @@ namespace memrec::preload {
 std::atomic<ThreadBuffer*> g_buffers{nullptr};
 std::atomic<std::uint32_t> g_recording_threads{0};
 std::atomic<std::uint64_t> g_tick_ns{0};
+std::atomic<std::uint64_t> g_stamp{0};
 
 namespace {
 
@@ -147,7 +148,7 @@ void reset_buffers_after_fork() {
   }
   g_buffers.store(nullptr, std::memory_order_relaxed);
   g_recording_threads.store(self != nullptr ? 1 : 0, std::memory_order_relaxed);
-  g_tick_ns.store(now_ns(), std::memory_order_relaxed);
+  reset_stamps();
   t_thread.last_stamp = 0;
   if (self != nullptr) {
     // The ring holds the parent's undrained events, which the parent writes;
@@ -169,7 +170,7 @@ void unmap_buffer(ThreadBuffer* buf) { os::unmap(buf, buf->mapped_bytes); }
 void retire_buffer(ThreadBuffer* buf) {
   unmap_buffer(buf);
   // A fresh tick first: see order_stamp.h.
-  g_tick_ns.store(now_ns(), std::memory_order_release);
+  publish_tick();
   g_recording_threads.fetch_sub(1, std::memory_order_release);
 }
 

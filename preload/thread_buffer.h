@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "unwind.h"
+
 namespace memrec::preload {
 
 enum class EventKind : std::uint8_t {
@@ -66,6 +68,7 @@ struct ThreadBuffer {
   bool name_known = false;
 
   StackCacheEntry cache[kCacheEntries] = {};
+  UnwindCache unwind;
   RawEvent slots[kSlots];
 };
 

@@ -1,12 +1,21 @@
-// Backtrace capture (see unwind.h). unw_backtrace uses libunwind's per-thread
-// fast trace cache on x86-64, so a known frame costs a table lookup; unknown
-// frames take its slow DWARF path, which may lock, once per return address.
+// Backtrace capture (see unwind.h). The walk in walk_stack() is the hot part;
+// rule lookups that miss, the stack bounds and libunwind are cold.
+// libunwind's unw_backtrace, even with its per-thread fast trace cache, costs
+// about 80 instructions a frame here (callgrind, libunwind 1.6.2); a step with
+// a cached rule costs about 40, a frame unchanged since the last walk about 10
+// (docs/PERFORMANCE.md, "Where the time goes").
 #include "unwind.h"
 
+#include <fcntl.h>
 #include <link.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <cerrno>
 #include <cstring>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
+
+#include "stack_table.h"
 
 namespace memrec::preload {
 namespace {
@@ -48,6 +57,248 @@ void locate(const void* addr, Range& out) {
   dl_iterate_phdr(find_module, &f);
 }
 
+std::uintptr_t parse_hex(const char*& p) {
+  std::uintptr_t v = 0;
+  for (;; ++p) {
+    const char c = *p;
+    if (c >= '0' && c <= '9') {
+      v = v * 16 + static_cast<std::uintptr_t>(c - '0');
+    } else if (c >= 'a' && c <= 'f') {
+      v = v * 16 + static_cast<std::uintptr_t>(c - 'a' + 10);
+    } else {
+      return v;
+    }
+  }
+}
+
+// The mapping of /proc/self/maps that holds `sp`: this thread's stack (the
+// main thread's [stack], or the mapping glibc made for a thread). Read on the
+// thread's first stack, again when the main thread's stack has grown below
+// what we saw (the same top: not counted), or when the thread runs on another
+// stack (a signal stack, a coroutine): at most kMaxStackSwitches times, then
+// such stacks always go to libunwind. Raw descriptors and a fixed buffer: no
+// allocation.
+constexpr std::uint32_t kMaxStackSwitches = 16;
+
+bool read_stack_bounds(UnwindCache& c, std::uintptr_t sp);
+
+[[gnu::cold, gnu::noinline]] bool find_stack_bounds(UnwindCache& c, std::uintptr_t sp) {
+  if (c.stack_switches >= kMaxStackSwitches) return false;
+  const std::uintptr_t old_hi = c.stack_hi;
+  const bool found = read_stack_bounds(c, sp);
+  if (!found || c.stack_hi != old_hi) {
+    ++c.stack_switches;
+    c.trace_n = 0;  // the last walk may be on another stack, which may be gone
+  }
+  return found;
+}
+
+bool read_stack_bounds(UnwindCache& c, std::uintptr_t sp) {
+  const int saved_errno = errno;
+  c.stack_lo = c.stack_hi = 0;
+  const int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
+  if (fd < 0) {
+    errno = saved_errno;
+    return false;
+  }
+  char buf[4096];
+  std::size_t have = 0;
+  for (;;) {
+    const ssize_t n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
+    if (n <= 0) break;
+    have += static_cast<std::size_t>(n);
+    buf[have] = '\0';
+    char* line = buf;
+    for (char* nl;
+         (nl = static_cast<char*>(std::memchr(line, '\n', have - static_cast<std::size_t>(line - buf)))) != nullptr;
+         line = nl + 1) {
+      const char* p = line;
+      const std::uintptr_t lo = parse_hex(p);
+      if (*p != '-') continue;
+      ++p;
+      const std::uintptr_t hi = parse_hex(p);
+      if (sp >= lo && sp < hi) {
+        c.stack_lo = lo;
+        c.stack_hi = hi;
+        syscall(SYS_close, fd);
+        errno = saved_errno;
+        return true;
+      }
+    }
+    have -= static_cast<std::size_t>(line - buf);
+    std::memmove(buf, line, have);
+    if (have == sizeof(buf) - 1) have = 0;  // a line longer than the buffer: not ours to parse
+  }
+  syscall(SYS_close, fd);
+  errno = saved_errno;
+  return false;
+}
+
+// Fills the slot of `pc` from the module's CFI. A module unloaded since the
+// slots were filled may have left rules for addresses now used by another.
+[[gnu::cold, gnu::noinline]] const UnwindRule& fill_rule(UnwindCache& c, UnwindCache::Slot& slot, std::uintptr_t pc) {
+  const UnwindRule rule = find_unwind_rule(pc);
+  const std::uint64_t subs = modules_unloaded();
+  if (subs != c.subs) {
+    for (UnwindCache::Slot& s : c.slots) s = UnwindCache::Slot{};
+    c.subs = subs;
+  }
+  slot.pc = pc;
+  slot.rule = rule;
+  return slot.rule;
+}
+
+// HOT PATH.
+inline const UnwindRule& rule_for(UnwindCache& c, std::uintptr_t pc) {
+  UnwindCache::Slot& s = c.slots[(pc * 0x9e3779b97f4a7c15ull) >> (64 - UnwindCache::kBits)];
+  if (s.pc == pc) [[likely]]
+    return s.rule;
+  return fill_rule(c, s, pc);
+}
+
+[[gnu::cold, gnu::noinline]] std::size_t with_libunwind(UnwindCache& c, std::uint64_t* ips, std::size_t limit) {
+  c.trace_n = 0;  // nothing to reuse next time
+  const int got = unw_backtrace(reinterpret_cast<void**>(ips), static_cast<int>(limit));
+  return got > 0 ? static_cast<std::size_t>(got) : 0;
+}
+
+inline std::uintptr_t load(std::uintptr_t at) { return *reinterpret_cast<const std::uintptr_t*>(at); }
+
+// HOT PATH. The last index k <= j with old[k].sp >= sp, or -1; old[j].sp < sp
+// and sp grows towards index 0. A few steps, then a binary search: a walk
+// much shallower than the last one (after a deep recursion returned) skips
+// many frames.
+inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::uintptr_t sp) {
+  for (int step = 0; step < 4; ++step) {
+    if (--j < 0 || old[j].sp >= sp) return j;
+  }
+  if (old[0].sp < sp) return -1;
+  std::ptrdiff_t lo = 0;  // old[lo].sp >= sp
+  std::ptrdiff_t hi = j;  // old[hi].sp < sp
+  while (hi - lo > 1) {
+    const std::ptrdiff_t mid = lo + (hi - lo) / 2;
+    if (old[mid].sp >= sp) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
+}
+
+// HOT PATH. Walks the stack from this function's own frame and leaves the
+// result in c.trace; returns its frame count (0: a frame could not be
+// followed; the caller asks libunwind).
+//
+// Reusing the last walk: a frame's caller is a function of the frame's
+// registers (pc, sp, and bp if its CFA is rbp-based) and of the one or two
+// stack slots its rule reads. When a frame is entered with the same pc and sp
+// as a frame of the last walk, and the slots that frame read still hold what
+// was read from them, its caller is the last walk's next frame, and so on
+// outwards. So the walk steps only the frames that changed (with a rule
+// lookup each) and checks the others with a load or two; the unchanged outer
+// frames stay where they are in c.trace (outermost first), with their hashes.
+#if defined(__x86_64__)
+[[gnu::noinline]] std::size_t walk_stack(UnwindCache& c, std::size_t limit) {
+  std::uintptr_t pc;
+  std::uintptr_t sp;
+  std::uintptr_t bp;
+  asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
+  if ((sp < c.stack_lo || sp >= c.stack_hi) && !find_stack_bounds(c, sp)) return 0;
+  // Every read is in [lo, lo + span]: between our own frame and the top of
+  // the stack, so a wrong rule gives a wrong stack, never a fault. Slots the
+  // last walk read were checked against its own lo, on the same stack (a new
+  // stack clears the last walk), whose mapping only grows.
+  const std::uintptr_t lo = sp;
+  const std::uintptr_t span = c.stack_hi - 8 - lo;
+  TraceFrame* const old = c.trace;
+  TraceFrame* const fresh = c.fresh;
+  // Only a complete walk is reused: its outermost frame is the stack's.
+  std::ptrdiff_t j = c.complete ? static_cast<std::ptrdiff_t>(c.trace_n) - 1 : -1;
+  std::ptrdiff_t kept = -1;  // old[0..kept] are this walk's outermost frames
+  std::size_t n = 0;         // frames in `fresh`
+  bool complete = false;
+  std::uintptr_t key = pc;  // the first pc is exact; return addresses are looked up at the call
+  for (;;) {
+    if (j >= 0 && old[j].sp < sp) j = outer_index(old, j, sp);
+    if (j >= 0 && old[j].sp == sp && old[j].pc == pc) {
+      // Frames j..i of the last walk are this walk's n, n+1, ...; the walk
+      // holds at most `limit` frames.
+      const std::ptrdiff_t room = static_cast<std::ptrdiff_t>(n) + j + 1 - static_cast<std::ptrdiff_t>(limit);
+      const std::ptrdiff_t stop = room > 0 ? room : 0;
+      std::ptrdiff_t i = j;
+      for (; i > stop; --i) {
+        const TraceFrame& o = old[i];
+        if (load(o.ra_at) != old[i - 1].pc) break;
+        if (o.uses_bp_or_saves_bp) [[unlikely]] {
+          if (o.uses_bp && bp != o.bp) break;
+          if (o.bp_at != 0) bp = load(o.bp_at);
+        }
+      }
+      if (i == 0) {
+        kept = j;
+        complete = true;
+        break;
+      }
+      // Frame i is where the stacks part (or the walk is full): step it afresh.
+      for (std::ptrdiff_t k = j; k > i; --k) fresh[n++] = old[k];
+      pc = old[i].pc;
+      sp = old[i].sp;
+      key = n == 0 ? pc : pc - 1;
+      j = i - 1;
+    }
+    if (n == limit) break;
+    TraceFrame* f = &fresh[n++];
+    f->pc = pc;
+    f->sp = sp;
+    f->bp = bp;
+    const UnwindRule r = rule_for(c, key);
+    if (r.kind != RuleKind::kRsp && r.kind != RuleKind::kRbp) [[unlikely]] {
+      if (r.kind != RuleKind::kEnd) return 0;
+      f->ra_at = f->bp_at = 0;
+      f->uses_bp = f->uses_bp_or_saves_bp = false;
+      complete = true;
+      break;
+    }
+    f->uses_bp = r.kind == RuleKind::kRbp;
+    const std::uintptr_t cfa = (r.kind == RuleKind::kRsp ? sp : bp) + static_cast<std::intptr_t>(r.cfa_off);
+    const std::uintptr_t ra_at = cfa + static_cast<std::intptr_t>(r.ra_off8) * 8;
+    if (ra_at - lo > span) [[unlikely]]
+      return 0;
+    f->ra_at = ra_at;
+    f->bp_at = 0;
+    if (r.rbp_off != 0) {
+      const std::uintptr_t bp_at = cfa + static_cast<std::intptr_t>(r.rbp_off);
+      if (bp_at - lo > span) [[unlikely]]
+        return 0;
+      f->bp_at = bp_at;
+      bp = load(bp_at);
+    }
+    f->uses_bp_or_saves_bp = f->uses_bp || f->bp_at != 0;
+    pc = load(ra_at);
+    sp = cfa;
+    if (pc == 0) {
+      complete = true;
+      break;
+    }
+    key = pc - 1;
+  }
+  // The new frames go inside the kept ones, with their hashes.
+  const std::size_t base = static_cast<std::size_t>(kept + 1);
+  std::uint64_t h = base == 0 ? kStackHashSeed : old[base - 1].hash;
+  for (std::size_t t = 0; t < n; ++t) {
+    TraceFrame& d = old[base + t];
+    d = fresh[n - 1 - t];
+    d.hash = h = hash_fold(h, d.pc);
+  }
+  c.trace_n = static_cast<std::uint32_t>(base + n);
+  c.complete = complete;
+  return base + n;
+}
+#else
+std::size_t walk_stack(UnwindCache&, std::size_t) { return 0; }
+#endif
+
 }  // namespace
 
 bool in_unwinder(std::uintptr_t pc) { return g_unwinder.contains(pc); }
@@ -59,19 +310,40 @@ void unwind_init() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
-Backtrace capture_backtrace(std::uint64_t* ips, std::size_t max_depth) {
-  void** raw = reinterpret_cast<void**>(ips);
+Backtrace capture_backtrace(UnwindCache& c, std::uint64_t* ips, std::size_t max_depth) {
   static_assert(sizeof(void*) == sizeof(std::uint64_t));
-  const int got = unw_backtrace(raw, static_cast<int>(max_depth + 1 + kUnwindOwnFrames));
-  if (got <= 0) return {0, false};
-  std::size_t n = static_cast<std::size_t>(got);
+  const std::size_t limit = max_depth + 1 + kUnwindOwnFrames;
+  const std::size_t n = walk_stack(c, kMaxWalkFrames);
+  if (n != 0) [[likely]] {
+    const TraceFrame* t = c.trace;
+    std::size_t skip = 0;
+    while (skip < n && g_self.contains(t[n - 1 - skip].pc)) ++skip;
+    c.skip = static_cast<std::uint32_t>(skip);
+    const std::size_t depth = n - skip;
+    if (c.complete && depth != 0) {
+      // t[depth - 1].hash folds every program frame, from the outermost in.
+      if (depth <= max_depth) return {0, depth, false, true, hash_finish(t[depth - 1].hash, depth, false)};
+      return {0, max_depth, true, true, hash_finish(t[depth - 1].hash, depth, true)};
+    }
+    const bool truncated = depth > max_depth;
+    const std::size_t kept = truncated ? max_depth : depth;
+    trace_ips(c, kept, ips);
+    return {0, kept, truncated, false, hash_stack(std::span<const std::uint64_t>(ips, kept), truncated)};
+  }
+  std::size_t got = with_libunwind(c, ips, limit);
+  if (got == 0) return {0, 0, false, false, 0};
   std::size_t skip = 0;
-  while (skip < n && g_unwinder.contains(ips[skip])) ++skip;
-  while (skip < n && g_self.contains(ips[skip])) ++skip;
-  n -= skip;
-  if (skip != 0) std::memmove(ips, ips + skip, n * sizeof(std::uint64_t));
-  if (n > max_depth) return {max_depth, true};
-  return {n, false};
+  while (skip < got && g_unwinder.contains(ips[skip])) ++skip;
+  while (skip < got && g_self.contains(ips[skip])) ++skip;
+  got -= skip;
+  const bool truncated = got > max_depth;
+  const std::size_t kept = truncated ? max_depth : got;
+  return {skip, kept, truncated, false, hash_stack(std::span<const std::uint64_t>(ips + skip, kept), truncated)};
+}
+
+void trace_ips(const UnwindCache& c, std::size_t depth, std::uint64_t* ips) {
+  const std::size_t innermost = c.trace_n - 1 - c.skip;
+  for (std::size_t i = 0; i < depth; ++i) ips[i] = c.trace[innermost - i].pc;
 }
 
 }  // namespace memrec::preload

@@ -1,16 +1,75 @@
-// Backtraces with libunwind into a fixed array. The frames of libunwind and
-// of the preload itself are cut off, so a stack starts at the caller of the
-// allocation function.
+// Backtraces into a fixed array. On x86-64 our own unwinder walks the stack
+// with a per-thread cache from code address to unwinding rule (cfi.h), read
+// from the module's CFI once per address and thread; a frame costs a probe
+// and one or two loads, every load checked against the thread's stack. A
+// stack with a frame it cannot follow (no FDE, a signal frame, a DWARF
+// expression, a read outside the stack) is taken again by libunwind's
+// unw_backtrace. Our own frames (and libunwind's) are cut off, so a stack
+// starts at the caller of the allocation function.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
+#include "cfi.h"
+
 namespace memrec::preload {
 
+// Room for libunwind's and our own frames, which are cut from the front.
+inline constexpr std::size_t kUnwindOwnFrames = 8;
+// Room for a backtrace's ips: kMaxDepthLimit + 1 + our own frames.
+inline constexpr std::size_t kMaxTraceFrames = 256 + 1 + kUnwindOwnFrames;
+// How deep our walk goes, beyond max_depth: a stack cut at max_depth is
+// still walked to its end when it is not deeper than this, so that the next
+// walk can reuse it.
+inline constexpr std::size_t kMaxWalkFrames = 1024;
+
+// The program's frames of a backtrace: ips[first, first + depth), or, when
+// in_trace, still only in the cache's trace (trace_ips() copies them out).
 struct Backtrace {
+  std::size_t first;
   std::size_t depth;
   bool truncated;
+  bool in_trace;
+  std::uint64_t hash;  // hash_stack() of those frames
+};
+
+// One frame of the last walk: the registers the frame was entered with (bp:
+// as the frame's rule used it), the stack slots its caller's return address
+// and rbp were read from, and the stack hash (stack_table.h) folded from the
+// outermost frame down to this one.
+struct TraceFrame {
+  std::uintptr_t pc;
+  std::uintptr_t sp;
+  std::uintptr_t bp;
+  std::uintptr_t ra_at;
+  std::uintptr_t bp_at;  // 0: rbp unchanged
+  std::uint64_t hash;
+  bool uses_bp;  // the frame's CFA is rbp-based
+  bool uses_bp_or_saves_bp;
+};
+
+// One thread's unwinding state: lives in its ThreadBuffer. Its fresh
+// mmap()ed pages are zero, and the arrays are left uninitialised by the
+// constructor, so only the pages used are touched.
+struct UnwindCache {
+  static constexpr int kBits = 13;
+  struct Slot {
+    std::uint64_t pc;  // the looked-up address (a return address - 1); 0 = empty
+    UnwindRule rule;
+  };
+  std::uintptr_t stack_lo = 0;  // the thread's stack mapping, from /proc/self/maps
+  std::uintptr_t stack_hi = 0;
+  std::uint32_t stack_switches = 0;  // bounds lookups that found another stack (or none)
+  std::uint64_t subs = 0;            // modules_unloaded() when the slots were filled
+  // The last walk, outermost frame first: trace_n frames, of which the
+  // innermost `skip` are our own; complete if it ended at the outermost frame.
+  std::uint32_t trace_n = 0;
+  std::uint32_t skip = 0;
+  bool complete = false;
+  TraceFrame trace[kMaxWalkFrames];
+  TraceFrame fresh[kMaxWalkFrames];  // a walk's new frames, innermost first
+  Slot slots[1u << kBits];
 };
 
 // Finds our own and libunwind's code ranges and sets libunwind's caching.
@@ -19,11 +78,15 @@ void unwind_init();
 // Whether `pc` is in libunwind's code (its calls to pipe2 and close).
 bool in_unwinder(std::uintptr_t pc);
 
-// Room for libunwind's and our own frames, which are cut from the front.
-inline constexpr std::size_t kUnwindOwnFrames = 8;
+// HOT PATH. Fills `ips` (room for kMaxTraceFrames) and returns where the
+// program's frames are, whether the stack was deeper than max_depth, and its
+// hash. The hash of a cut stack covers all its frames (up to
+// kMaxWalkFrames), so stacks that differ only beyond the cut get different
+// ids with the same frames (FORMAT.md allows such twins).
+Backtrace capture_backtrace(UnwindCache& cache, std::uint64_t* ips, std::size_t max_depth);
 
-// HOT PATH. Fills `ips` (room for `max_depth + 1 + kUnwindOwnFrames`) and returns how many
-// frames are the program's, and whether the stack was deeper than max_depth.
-Backtrace capture_backtrace(std::uint64_t* ips, std::size_t max_depth);
+// Copies the program's frames of the last walk, innermost first, into `ips`
+// (for a Backtrace with in_trace).
+void trace_ips(const UnwindCache& cache, std::size_t depth, std::uint64_t* ips);
 
 }  // namespace memrec::preload

@@ -108,18 +108,39 @@ void fail(std::string_view what, int err) {
   log_line({what, g_w.path, ": ", errno_text(err), "; recording stopped, the program goes on"});
 }
 
-bool write_all(int fd, const std::byte* data, std::size_t size) {
+bool write_all(int fd, const std::byte* data, std::size_t size, std::string_view what = "cannot write ") {
   while (size > 0) {
     const ssize_t n = ::write(fd, data, size);
     if (n < 0) {
       if (errno == EINTR) continue;
-      fail("cannot write ", errno);
+      fail(what, errno);
       return false;
     }
     data += n;
     size -= static_cast<std::size_t>(n);
   }
   return true;
+}
+
+// Writes the header. The constructor calls this on the program's own thread,
+// where SIGXFSZ is not blocked as on the writer thread: a write past
+// `ulimit -f` would kill the program (the signal's default action) instead of
+// failing with EFBIG. Block it for the write and take back the one it raised.
+bool write_header(int fd, const std::byte* data, std::size_t size) {
+  sigset_t xfsz;
+  sigset_t old;
+  sigset_t pending;
+  sigemptyset(&xfsz);
+  sigaddset(&xfsz, SIGXFSZ);
+  pthread_sigmask(SIG_BLOCK, &xfsz, &old);
+  const bool was_pending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+  const bool ok = write_all(fd, data, size, "no dump: cannot write the header of ");
+  if (!ok && !was_pending) {
+    const timespec no_wait{0, 0};
+    sigtimedwait(&xfsz, nullptr, &no_wait);
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  return ok;
 }
 
 std::size_t read_cmdline() {
@@ -182,7 +203,15 @@ bool open_file() {
     fail("cannot encode the header of ", EOVERFLOW);
     return false;
   }
-  return write_all(fd, w.written().data(), w.size());
+  // A header cut short (a full disk, `ulimit -f`) is a file nobody can read:
+  // remove it rather than leave it behind. O_EXCL made it ours.
+  if (!write_header(fd, w.written().data(), w.size())) {
+    unlink(g_w.path);
+    guarded_close(fd);
+    g_w.fd = -1;
+    return false;
+  }
+  return true;
 }
 
 // Appends one frame. A dump deleted while we write would lose everything
@@ -231,7 +260,8 @@ void flush_frame(bool final_frame) {
   // Before compressing: a lazily opened file writes its header through zbuf.
   if (!open_file()) return;
   put_counters();
-  if (final_frame) g_w.enc->end(now);
+  // At or after every stamp handed out, which may run ahead of the clock (order_stamp.h).
+  if (final_frame) g_w.enc->end(publish_tick());
   g_w.last_flush_ns = now;
   const std::span<std::byte> raw = g_w.enc->written();
   const std::size_t csize = ZSTD_compress2(g_w.cctx, g_w.zbuf + format::kFrameEnvelopeBytes,
@@ -339,9 +369,12 @@ void write_stacks() {
   const std::uint32_t end = stack_id_end();
   for (; g_w.next_stack < end; ++g_w.next_stack) {
     const StackView v = stack_view(g_w.next_stack);
-    if (!v.valid) continue;
-    const std::uint8_t flags = v.truncated ? format::kStackTruncated : 0;
-    put([&](format::RecordEncoder& enc) { return enc.stack(g_w.next_stack, v.module_gen, flags, v.ips); });
+    if (v.valid) {
+      const std::uint8_t flags = v.truncated ? format::kStackTruncated : 0;
+      put([&](format::RecordEncoder& enc) { return enc.stack(g_w.next_stack, v.module_gen, flags, v.ips); });
+    }
+    // The record holds a copy of the frames now.
+    stack_written(g_w.next_stack);
   }
 }
 
@@ -447,8 +480,8 @@ void retire_threads() {
 }
 
 void cycle() {
-  // Release pairs with order_stamp()'s acquire: see order_stamp.h.
-  g_tick_ns.store(now_ns(), std::memory_order_release);
+  // Pairs with order_stamp()'s acquire: see order_stamp.h.
+  publish_tick();
   write_modules();
   for (ThreadBuffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr;
        b = b->next.load(std::memory_order_acquire)) {

@@ -39,7 +39,8 @@ def parse_args(argv):
                         help="tiny sizes, 1 repetition, output to a temporary file (what ./scripts/test runs)")
     parser.add_argument("--reps", type=int, default=None, help="repetitions (default 5; 1 with --quick)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="run only this workload or group (churn, depth, program); repeatable")
+                        help="run only this workload or group (churn, depth, program); repeatable; "
+                        "`--only view` times memrec view's API instead (scripts/lib/bench_view.py)")
     parser.add_argument("--output", help="markdown file to write (default docs/PERFORMANCE.md; "
                         "BUILD/bench-quick.md with --quick, BUILD/bench-partial.md with --only)")
     parser.add_argument("--perf", action="store_true",
@@ -200,6 +201,9 @@ def main(argv):
         with open(args.render, encoding="utf-8") as f:
             publish(json.load(f), args.output or DOC)
         return 0
+    if args.only == ["view"]:  # memrec view's API timings: scripts/lib/bench_view.py
+        import bench_view  # noqa: E402 - only this mode needs it
+        return bench_view.main(["--build-dir", args.build_dir] + (["--quick"] if args.quick else []))
     work_dir = tempfile.mkdtemp(prefix="memrec-bench.")
     try:
         paths = tool_paths(args.build_dir)

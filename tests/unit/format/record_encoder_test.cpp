@@ -211,4 +211,23 @@ TEST_SUITE("format/record_encoder") {
     CHECK(std::get<FreeRecord>(got[0]).time_ns == 2);
     CHECK(std::get<FreeRecord>(got[0]).addr == 1);
   }
+
+  TEST_CASE("writes the same bytes with room to spare as when every byte is checked") {
+    // A roomy buffer takes the unchecked fast path of Alloc and Free; a buffer
+    // cut to the records' exact size takes the checked one.
+    const auto encode = [](std::span<std::byte> buf) {
+      format::RecordEncoder e(buf);
+      const std::uint64_t values[] = {0, 1, 127, 128, 16383, 16384, 1ull << 35, kMax - 1, kMax};
+      for (const std::uint64_t v : values) {
+        if (!e.alloc(AllocFn::kCalloc, v, kMax - v, v, static_cast<std::uint32_t>(v))) return std::vector<std::byte>{};
+        if (!e.free(v / 2, v)) return std::vector<std::byte>{};
+      }
+      return std::vector<std::byte>(e.written().begin(), e.written().end());
+    };
+    std::vector<std::byte> roomy(4096);
+    const std::vector<std::byte> fast = encode(roomy);
+    REQUIRE_FALSE(fast.empty());
+    std::vector<std::byte> exact(fast.size());
+    CHECK(encode(exact) == fast);
+  }
 }

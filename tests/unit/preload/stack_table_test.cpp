@@ -69,7 +69,10 @@ TEST_SUITE("preload/stack_table") {
     std::set<std::uint32_t> ids;
     for (std::uint64_t i = 0; i < 20000; ++i) {
       const auto f = frames_for(i, 1 + i % 40);
-      ids.insert(intern_stack_slow(hash_stack(f, false), f, false));
+      const std::uint32_t id = intern_stack_slow(hash_stack(f, false), f, false);
+      ids.insert(id);
+      // Play the writer: without it the rings would fill after 16,384 stacks.
+      if (id != 0) stack_written(id);
     }
     CHECK(ids.size() == 20000);
     CHECK(ids.count(0) == 0);
@@ -87,5 +90,41 @@ TEST_SUITE("preload/stack_table") {
     const std::uint32_t first = intern_stack(*mb.buf, a, false);
     CHECK(first == intern_stack(*mb.buf, a, false));
     CHECK(first == intern_stack_slow(hash_stack(a, false), a, false));
+  }
+
+  TEST_CASE("a new stack waits for the writer's room and fails only when nobody writes") {
+    REQUIRE(stack_table_init());
+    stack_table_reset();
+    // Without a running writer, the frame ring's 262,144 frames are the limit.
+    std::uint32_t last = 0;
+    std::uint64_t made = 0;
+    for (std::uint64_t i = 0; i < 2000; ++i) {
+      const auto f = frames_for(100000 + i, 200);
+      last = intern_stack_slow(hash_stack(f, false), f, false);
+      if (last == 0) break;
+      ++made;
+    }
+    CHECK(last == 0);
+    CHECK(made == (1u << 18) / 200);
+    // Once the writer has written them, their room is free again.
+    for (std::uint32_t id = 1; id <= made; ++id) {
+      CHECK(stack_view(id).ips.size() == 200);
+      stack_written(id);
+    }
+    const auto f = frames_for(999999, 200);
+    CHECK(intern_stack_slow(hash_stack(f, false), f, false) == made + 1);
+  }
+
+  TEST_CASE("the writer's view of a stack keeps its frames after the ring wrapped") {
+    REQUIRE(stack_table_init());
+    stack_table_reset();
+    for (std::uint64_t i = 0; i < 3000; ++i) {
+      const auto f = frames_for(200000 + i, 100 + i % 7);
+      const std::uint32_t id = intern_stack_slow(hash_stack(f, false), f, false);
+      REQUIRE(id == i + 1);
+      const StackView v = stack_view(id);
+      CHECK(std::vector<std::uint64_t>(v.ips.begin(), v.ips.end()) == f);
+      stack_written(id);
+    }
   }
 }

@@ -43,6 +43,12 @@ class ByteWriter {
     pos_ += n;
   }
   constexpr void zz(std::int64_t v) { varint(zigzag(v)); }
+
+  // The unchecked fast path of the hottest records: once room() is at least a
+  // record's largest size, write at cursor() and advance() past it.
+  constexpr std::size_t room() const { return ok_ ? out_.size() - pos_ : 0; }
+  std::byte* cursor() const { return out_.data() + pos_; }
+  void advance(std::byte* end) { pos_ = static_cast<std::size_t>(end - out_.data()); }
   void raw(std::span<const std::byte> bytes) {
     if (!reserve(bytes.size())) return;
     if (!bytes.empty()) std::memcpy(out_.data() + pos_, bytes.data(), bytes.size());

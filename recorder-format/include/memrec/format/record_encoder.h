@@ -52,6 +52,18 @@ class RecordEncoder {
     });
   }
   bool alloc(AllocFn fn, std::uint64_t time_ns, std::uint64_t addr, std::uint64_t size, std::uint32_t stack) {
+    if (w_.room() >= kMaxFastRecord) {
+      std::byte* p = w_.cursor();
+      *p++ = std::byte{
+          static_cast<std::uint8_t>(static_cast<std::uint8_t>(Tag::kAllocBase) | static_cast<std::uint8_t>(fn))};
+      p = put_varint_unchecked(delta(state_.time_ns, time_ns), p);
+      p = put_varint_unchecked(delta(state_.addr, addr), p);
+      p = put_varint_unchecked(size, p);
+      p = put_varint_unchecked(delta(state_.stack, stack), p);
+      w_.advance(p);
+      state_ = DeltaState{time_ns, addr, stack};
+      return true;
+    }
     return record([&](ByteWriter& w, DeltaState& s) {
       w.u8(static_cast<std::uint8_t>(static_cast<std::uint8_t>(Tag::kAllocBase) | static_cast<std::uint8_t>(fn)));
       put_time(w, s, time_ns);
@@ -61,6 +73,16 @@ class RecordEncoder {
     });
   }
   bool free(std::uint64_t time_ns, std::uint64_t addr) {
+    if (w_.room() >= kMaxFastRecord) {
+      std::byte* p = w_.cursor();
+      *p++ = std::byte{static_cast<std::uint8_t>(Tag::kFree)};
+      p = put_varint_unchecked(delta(state_.time_ns, time_ns), p);
+      p = put_varint_unchecked(delta(state_.addr, addr), p);
+      w_.advance(p);
+      state_.time_ns = time_ns;
+      state_.addr = addr;
+      return true;
+    }
     return record([&](ByteWriter& w, DeltaState& s) {
       tag(w, Tag::kFree);
       put_time(w, s, time_ns);
@@ -212,6 +234,10 @@ class RecordEncoder {
   }
 
  private:
+  // Alloc and Free are written without a bounds check per byte when this
+  // much room is left: a tag and four varints.
+  static constexpr std::size_t kMaxFastRecord = 1 + 4 * kMaxVarintBytes;
+
   template <typename Fn>
   bool record(Fn&& fn) {
     const std::size_t start = w_.size();

@@ -25,6 +25,17 @@ constexpr std::size_t put_varint(std::uint64_t value, std::span<std::byte> out) 
   return n;
 }
 
+// Writes `value` at `out`, which has room for kMaxVarintBytes; returns the
+// end. The same bytes as put_varint.
+inline std::byte* put_varint_unchecked(std::uint64_t value, std::byte* out) {
+  while (value >= 0x80) {
+    *out++ = std::byte{static_cast<std::uint8_t>(value | 0x80)};
+    value >>= 7;
+  }
+  *out++ = std::byte{static_cast<std::uint8_t>(value)};
+  return out;
+}
+
 struct DecodedVarint {
   std::uint64_t value;
   std::size_t size;

@@ -1,0 +1,133 @@
+// The preload's own unwinder (unwind.cpp, cfi.cpp) without the preload: its
+// frames against libunwind's, the reuse of the last walk, truncation, and the
+// stack hash it carries against hash_stack().
+#include "unwind.h"
+
+#include <doctest/doctest.h>
+
+#include <new>
+#include <vector>
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
+#include "os.h"
+#include "stack_table.h"
+
+using namespace memrec::preload;
+
+namespace {
+
+struct Walk {
+  std::vector<std::uint64_t> ours;
+  std::vector<std::uint64_t> libunwind;
+  Backtrace bt{};
+};
+
+UnwindCache& cache() {
+  static UnwindCache* c = new (os::map(sizeof(UnwindCache))) UnwindCache();
+  return *c;
+}
+
+// unwind_init() is not called here, so no frame counts as the preload's own:
+// ours start in walk_stack, libunwind's in unw_backtrace. From the caller of
+// `probe` outwards both must agree.
+[[gnu::noinline]] void probe(Walk& w, std::size_t max_depth) {
+  std::uint64_t ips[kMaxTraceFrames];
+  w.bt = capture_backtrace(cache(), ips, max_depth);
+  if (w.bt.in_trace) trace_ips(cache(), w.bt.depth, ips);
+  w.ours.assign(ips + w.bt.first, ips + w.bt.first + w.bt.depth);
+  void* raw[kMaxTraceFrames];
+  const int n = unw_backtrace(raw, static_cast<int>(max_depth));
+  for (int i = 0; i < n; ++i) w.libunwind.push_back(reinterpret_cast<std::uintptr_t>(raw[i]));
+  asm volatile("" ::: "memory");
+}
+
+[[gnu::noinline]] void via_a(Walk& w) {
+  probe(w, 128);
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void via_b(Walk& w) {
+  probe(w, 128);
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void deep(Walk& w, int levels, std::size_t max_depth) {
+  if (levels == 0) {
+    probe(w, max_depth);
+  } else {
+    deep(w, levels - 1, max_depth);
+  }
+  asm volatile("" ::: "memory");
+}
+
+// The outer `count` frames of a stack.
+std::vector<std::uint64_t> outer(const std::vector<std::uint64_t>& ips, std::size_t count) {
+  return std::vector<std::uint64_t>(ips.end() - static_cast<std::ptrdiff_t>(count), ips.end());
+}
+
+}  // namespace
+
+#if defined(__x86_64__)
+TEST_SUITE("preload/unwind") {
+  TEST_CASE("our walk finds the frames libunwind finds, and their hash") {
+    Walk w;
+    via_a(w);
+    REQUIRE(w.bt.depth >= 4);
+    REQUIRE(w.libunwind.size() >= 4);
+    CHECK_FALSE(w.bt.truncated);
+    // libunwind's first frame is inside unw_backtrace, ours inside our walk.
+    const std::size_t common = w.libunwind.size() - 1;
+    REQUIRE(w.ours.size() >= common);
+    CHECK(outer(w.ours, common) == outer(w.libunwind, common));
+    CHECK(w.bt.hash == hash_stack(w.ours, false));
+  }
+
+  TEST_CASE("a walk from the same place again gives the same stack") {
+    Walk w[2];
+    volatile int count = 2;  // a loop the compiler cannot unroll: one call site
+    for (int i = 0; i < count; ++i) via_a(w[i]);
+    CHECK(w[0].ours == w[1].ours);
+    CHECK(w[0].bt.hash == w[1].bt.hash);
+  }
+
+  TEST_CASE("the walk after one from another path sees the path it was called from") {
+    Walk w[3];
+    void (*const paths[3])(Walk&) = {via_a, via_b, via_a};
+    volatile int count = 3;  // a loop the compiler cannot unroll: one call site
+    for (int i = 0; i < count; ++i) paths[i](w[i]);
+    CHECK(w[0].ours == w[2].ours);
+    CHECK(w[0].ours != w[1].ours);
+    CHECK(w[0].bt.hash != w[1].bt.hash);
+    for (const Walk& each : w) {
+      CHECK(each.bt.hash == hash_stack(each.ours, false));
+      const std::size_t common = each.libunwind.size() - 1;
+      CHECK(outer(each.ours, common) == outer(each.libunwind, common));
+    }
+  }
+
+  TEST_CASE("walks at different depths each agree with libunwind") {
+    for (const int levels : {30, 3, 17, 17, 0, 30}) {
+      Walk w;
+      deep(w, levels, 200);
+      const std::size_t common = w.libunwind.size() - 1;
+      REQUIRE(w.ours.size() >= common);
+      CHECK(outer(w.ours, common) == outer(w.libunwind, common));
+      CHECK(w.bt.hash == hash_stack(w.ours, false));
+    }
+  }
+
+  TEST_CASE("a stack deeper than max_depth is cut, marked truncated, and told apart by its outer frames") {
+    Walk w[3];
+    volatile int count = 3;  // a loop the compiler cannot unroll: one call site
+    for (int i = 0; i < count; ++i) deep(w[i], i == 1 ? 41 : 40, 10);
+    for (const Walk& each : w) {
+      CHECK(each.bt.truncated);
+      CHECK(each.bt.depth == 10);
+    }
+    // The innermost ten frames are the same at depths 40 and 41, the stacks not.
+    CHECK(w[0].ours == w[1].ours);
+    CHECK(w[0].bt.hash != w[1].bt.hash);
+    CHECK(w[0].ours == w[2].ours);
+    CHECK(w[0].bt.hash == w[2].bt.hash);
+  }
+}
+#endif
