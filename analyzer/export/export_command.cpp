@@ -51,13 +51,6 @@ Result<std::uint64_t> dump_start_ns(const std::string& path) {
   return header->start_mono_ns;
 }
 
-std::set<std::string> print_warnings(const Symbolizer& symbolizer, std::ostream& err) {
-  const std::vector<std::string> all = symbolizer.warnings();
-  const std::set<std::string> warnings(all.begin(), all.end());
-  for (const std::string& w : warnings) err << "memrec: " << w << "\n";
-  return warnings;
-}
-
 // The report --json document (docs/analyzer.md), every site listed.
 std::string json_document(const std::vector<HeapReport>& reports, const std::set<std::string>& warnings) {
   std::vector<ProcessKey> keys;
@@ -91,94 +84,98 @@ int write_output(const ExportOptions& options, const std::string& data, std::ost
 
 }  // namespace
 
-int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err) {
+ExportResult build_export(const ExportOptions& options) {
+  ExportResult res;
+  const auto failed = [&res](int code, std::string message) {
+    res.exit_code = code;
+    res.error = std::move(message);
+    return res;
+  };
   const auto format = parse_format(options.format);
   if (!format) {
-    err << "memrec: export: unknown format '" << options.format << "' (one of " << kExportFormats << ")\n";
-    return kExitUsage;
+    return failed(kExitUsage, "export: unknown format '" + options.format + "' (one of " + kExportFormats + ")");
   }
   const auto metric = parse_export_metric(options.metric);
   if (!metric) {
-    err << "memrec: export: unknown metric '" << options.metric
-        << "' (one of allocated, allocations, leaked, peak, live-at-end)\n";
-    return kExitUsage;
+    return failed(kExitUsage, "export: unknown metric '" + options.metric +
+                                  "' (one of allocated, allocations, leaked, peak, live-at-end)");
   }
   RelativeWindow window;
-  if (const auto bad = parse_window(options, window)) {
-    err << "memrec: " << *bad << "\n";
-    return kExitUsage;
-  }
+  if (const auto bad = parse_window(options, window)) return failed(kExitUsage, *bad);
   if ((*format == Format::kMassif || *format == Format::kHeaptrack) && options.files.size() != 1) {
-    err << "memrec: export: " << options.format << " describes one process: give one dump\n";
-    return kExitUsage;
+    return failed(kExitUsage, "export: " + options.format + " describes one process: give one dump");
   }
   if (*format == Format::kHeaptrack && (options.from || options.to)) {
-    err << "memrec: export: heaptrack files cover the whole run: --from/--to do not apply\n";
-    return kExitUsage;
+    return failed(kExitUsage, "export: heaptrack files cover the whole run: --from/--to do not apply");
   }
 
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
+  const auto collect_warnings = [&] {
+    const std::vector<std::string> all = symbolizer.warnings();
+    const std::set<std::string> unique(all.begin(), all.end());
+    res.warnings.assign(unique.begin(), unique.end());
+    return unique;
+  };
   if (*format == Format::kHeaptrack) {
     auto data = export_heaptrack(options.files.front(), LoadOptions{options.threads, {}}, symbolizer);
-    if (!data) {
-      err << "memrec: " << data.error().message << "\n";
-      return data.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
-    }
-    print_warnings(symbolizer, err);
-    return write_output(options, *data, out, err);
+    if (!data)
+      return failed(data.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput, data.error().message);
+    collect_warnings();
+    res.data = std::move(*data);
+    return res;
   }
   std::vector<HeapReport> reports;
   std::optional<HeapTimeline> timeline;  // massif's snapshots
   for (const std::string& path : options.files) {
     if (*format == Format::kMassif) {
       auto start = dump_start_ns(path);
-      if (!start) {
-        err << "memrec: " << start.error().message << "\n";
-        return kExitBadInput;
-      }
+      if (!start) return failed(kExitBadInput, start.error().message);
       timeline.emplace(*start);
     }
     auto report =
         build_heap_report(path, window, LoadOptions{options.threads, {}}, symbolizer, timeline ? &*timeline : nullptr);
     if (!report) {
-      err << "memrec: " << report.error().message << "\n";
-      return report.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
+      return failed(report.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput,
+                    report.error().message);
     }
-    if (report->stopped) {
-      err << "memrec: " << report->stopped->message << " (nothing exported)\n";
-      return kExitBadInput;
-    }
+    if (report->stopped) return failed(kExitBadInput, report->stopped->message + " (nothing exported)");
     reports.push_back(std::move(*report));
   }
-  const std::set<std::string> warnings = print_warnings(symbolizer, err);
+  const std::set<std::string> warnings = collect_warnings();
 
   std::vector<const HeapReport*> ptrs;
   for (const HeapReport& r : reports) ptrs.push_back(&r);
-  std::string data;
   switch (*format) {
     case Format::kCollapsed:
-      data = export_collapsed(ptrs, *metric);
+      res.data = export_collapsed(ptrs, *metric);
       break;
     case Format::kPprof:
-      data = export_pprof(ptrs);
-      if (data.empty()) {
-        err << "memrec: export: gzip compression failed (out of memory?)\n";
-        return kExitInternal;
-      }
+      res.data = export_pprof(ptrs);
+      if (res.data.empty()) return failed(kExitInternal, "export: gzip compression failed (out of memory?)");
       break;
     case Format::kMassif:
-      data = export_massif(reports.front(), *timeline);
+      res.data = export_massif(reports.front(), *timeline);
       break;
     case Format::kSvg:
-      data = export_svg(ptrs, *metric);
+      res.data = export_svg(ptrs, *metric);
       break;
     case Format::kJson:
-      data = json_document(reports, warnings);
+      res.data = json_document(reports, warnings);
       break;
     case Format::kHeaptrack:
       break;  // written above
   }
-  return write_output(options, data, out, err);
+  return res;
+}
+
+int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err) {
+  const ExportResult res = build_export(options);
+  for (const std::string& w : res.warnings) err << "memrec: " << w << "\n";
+  if (res.exit_code != kExitOk) {
+    err << "memrec: " << res.error << "\n";
+    return res.exit_code;
+  }
+  return write_output(options, res.data, out, err);
 }
 
 }  // namespace memrec::analyzer

@@ -24,6 +24,17 @@ struct ExportOptions {
 // The formats, for --help.
 inline constexpr const char* kExportFormats = "collapsed, pprof, massif, svg, json, heaptrack";
 
+// The bytes `memrec export` would write, without writing them (memrec view's
+// downloads reload the dump through this): `exit_code` kExitOk with `data`,
+// or another code with `error` (a sentence without the "memrec: " prefix).
+struct ExportResult {
+  int exit_code = 0;
+  std::string data;
+  std::string error;
+  std::vector<std::string> warnings;  // the symbolizer's, once each, sorted
+};
+ExportResult build_export(const ExportOptions& options);
+
 // Exit codes: kExitOk; kExitUsage for an unknown format or metric, a bad
 // --from/--to, several files for a one-process format; kExitBadInput when a
 // dump is missing or corrupt (nothing is written then) or OUT cannot be written.

@@ -37,8 +37,8 @@ void FrameCollector::on_realloc(const reader::ReallocRecord& r) {
   ++out_.counts.by_function[static_cast<std::size_t>(r.fn)];
   saw_time(r.free_ns);
   saw_time(r.alloc_ns);
-  current().push_back({r.free_ns, r.old_addr, 0, {}, HeapOp::kFree});
-  current().push_back({r.alloc_ns, r.new_addr, r.size, r.stack, HeapOp::kAlloc});
+  current().push_back({r.free_ns, r.old_addr, 0, {}, HeapOp::kFree, true});
+  current().push_back({r.alloc_ns, r.new_addr, r.size, r.stack, HeapOp::kAlloc, true});
 }
 
 void FrameCollector::on_mmap(const reader::MmapRecord& r) {

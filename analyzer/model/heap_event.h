@@ -31,6 +31,9 @@ struct HeapEvent {
   std::uint64_t size = 0;  // 0 for kFree
   StackId stack;
   HeapOp op = HeapOp::kAlloc;
+  // Both halves of a Realloc record carry it, so a model that keeps
+  // allocations (model/allocation_table.h) can link the old block to the new.
+  bool realloc = false;
 };
 static_assert(sizeof(HeapEvent) == 32, "HeapEvent is held once per event: keep it compact");
 

@@ -1,6 +1,7 @@
 // A downsampled series of the heap over time, filled while a dump is
 // replayed: at most 2 × kMaxBuckets buckets whatever the recording's length,
-// so `memrec view` can draw the timeline without keeping any event. Called by
+// so massif's snapshots (export/massif) need no event kept. (`memrec view`
+// computes exact series for any range from model/allocation_table instead.) Called by
 // reports/heap_report (through a tee after StackReplay); never allocates per event.
 #pragma once
 

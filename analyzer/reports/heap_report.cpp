@@ -28,6 +28,28 @@ std::uint64_t site_metric(const CallSite& s, SiteRanking ranking) {
   return 0;
 }
 
+// Hands each event to the replay, then the heap it leaves to the timeline,
+// then the event to `also`.
+class TimelineTee final : public OrderedEventSink {
+ public:
+  TimelineTee(StackReplay& replay, HeapTimeline* timeline, OrderedEventSink* also)
+      : replay_(replay), timeline_(timeline), also_(also) {}
+  void on_event(const HeapEvent& event, std::uint32_t thread) override {
+    replay_.on_event(event, thread);
+    if (timeline_ != nullptr && (event.op == HeapOp::kAlloc || event.op == HeapOp::kFree)) {
+      timeline_->add(event.time_ns, replay_.live_bytes(), replay_.live_count());
+    }
+    if (also_ != nullptr) also_->on_event(event, thread);
+  }
+
+ private:
+  StackReplay& replay_;
+  HeapTimeline* timeline_;
+  OrderedEventSink* also_;
+};
+
+}  // namespace
+
 std::optional<std::uint64_t> rss_at(const LoadedDump& d, std::uint64_t time_ns) {
   std::optional<std::uint64_t> best;
   for (const reader::RssRecord& r : d.rss) {
@@ -36,24 +58,6 @@ std::optional<std::uint64_t> rss_at(const LoadedDump& d, std::uint64_t time_ns) 
   }
   return best;
 }
-
-// Hands each event to the replay, then the heap it leaves to the timeline.
-class TimelineTee final : public OrderedEventSink {
- public:
-  TimelineTee(StackReplay& replay, HeapTimeline& timeline) : replay_(replay), timeline_(timeline) {}
-  void on_event(const HeapEvent& event, std::uint32_t thread) override {
-    replay_.on_event(event, thread);
-    if (event.op == HeapOp::kAlloc || event.op == HeapOp::kFree) {
-      timeline_.add(event.time_ns, replay_.live_bytes(), replay_.live_count());
-    }
-  }
-
- private:
-  StackReplay& replay_;
-  HeapTimeline& timeline_;
-};
-
-}  // namespace
 
 const char* ranking_name(SiteRanking ranking) {
   switch (ranking) {
@@ -74,7 +78,7 @@ const char* ranking_name(SiteRanking ranking) {
 }
 
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
-                                     Symbolizer& symbolizer, HeapTimeline* timeline) {
+                                     Symbolizer& symbolizer, HeapTimeline* timeline, OrderedEventSink* also) {
   // The window needs the start time: read just the header (indexing the
   // frames would fault in a page around every frame's envelope).
   std::uint64_t start = 0;
@@ -91,7 +95,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
 
   StackReplay replay(abs);
   std::optional<TimelineTee> tee;
-  if (timeline != nullptr) tee.emplace(replay, *timeline);
+  if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also);
   auto streamed = stream_dump(path, load, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
   if (!streamed) return streamed.error();
   replay.finish();

@@ -66,19 +66,24 @@ json loss_json(const HeapReport& r) {
 
 }  // namespace
 
-nlohmann::json heap_report_json(const HeapReport& r, std::size_t top) {
+WindowedFigures windowed_figures(const HeapReport& r) {
+  return {r.window,
+          r.totals,
+          r.rss_at_peak_bytes,
+          r.leaked_bytes,
+          r.leaked_count,
+          r.runtime_retained_bytes,
+          r.runtime_retained_count,
+          r.peak_runtime_bytes};
+}
+
+nlohmann::json report_figures_json(const HeapReport& r, const WindowedFigures& f) {
   const std::uint64_t start = r.dump.header.start_mono_ns;
-  const HeapTotals& t = r.totals;
-  json sites = json::object();
-  for (const SiteRanking ranking : kAllRankings) {
-    json list = json::array();
-    for (const std::size_t i : top_sites(r, ranking, top)) list.push_back(site_json(r.sites, r.sites.sites[i]));
-    sites[ranking_name(ranking)] = std::move(list);
-  }
+  const HeapTotals& t = f.totals;
   const bool has_peak = t.peak_time_ns != 0;
   return {{"file", r.dump.path},
           {"dump", loss_json(r)},
-          {"window", window_json(r.window)},
+          {"window", window_json(f.window)},
           {"duration_ns", r.duration_ns},
           {"threads", r.dump.threads.size()},
           {"allocations", t.allocations},
@@ -88,13 +93,24 @@ nlohmann::json heap_report_json(const HeapReport& r, std::size_t top) {
           {"peak",
            {{"bytes", t.peak_bytes},
             {"time_ns", has_peak ? json(t.peak_time_ns - std::min(t.peak_time_ns, start)) : json(nullptr)},
-            {"rss_bytes", optional_number(r.rss_at_peak_bytes)},
-            {"runtime_bytes", r.peak_runtime_bytes}}},
-          {"leaked", {{"bytes", r.leaked_bytes}, {"count", r.leaked_count}}},
-          {"runtime_retained", {{"bytes", r.runtime_retained_bytes}, {"count", r.runtime_retained_count}}},
+            {"rss_bytes", optional_number(f.rss_at_peak_bytes)},
+            {"runtime_bytes", f.peak_runtime_bytes}}},
+          {"leaked", {{"bytes", f.leaked_bytes}, {"count", f.leaked_count}}},
+          {"runtime_retained", {{"bytes", f.runtime_retained_bytes}, {"count", f.runtime_retained_count}}},
           {"unmatched_frees", t.unmatched_frees},
-          {"replaced_blocks", t.replaced_blocks},
-          {"sites", std::move(sites)}};
+          {"replaced_blocks", t.replaced_blocks}};
+}
+
+nlohmann::json heap_report_json(const HeapReport& r, std::size_t top) {
+  json sites = json::object();
+  for (const SiteRanking ranking : kAllRankings) {
+    json list = json::array();
+    for (const std::size_t i : top_sites(r, ranking, top)) list.push_back(site_json(r.sites, r.sites.sites[i]));
+    sites[ranking_name(ranking)] = std::move(list);
+  }
+  json out = report_figures_json(r, windowed_figures(r));
+  out["sites"] = std::move(sites);
+  return out;
 }
 
 nlohmann::json process_json(const HeapReport& r, const ProcessNode& node, const std::vector<HeapReport>& all,

@@ -21,6 +21,7 @@ constexpr const char* kCsp =
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 constexpr std::size_t kMaxParamBytes = 64;
+constexpr std::size_t kMaxMatchBytes = 256;  // `match`: a regular expression
 
 void common_headers(httplib::Response& res) {
   res.set_header("X-Content-Type-Options", "nosniff");
@@ -42,16 +43,24 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
 void send_answer(httplib::Response& res, const ApiAnswer& answer) {
   if (answer.error) {
     send_error(res, answer.error->status, answer.error->message);
+  } else if (answer.file) {
+    common_headers(res);
+    res.status = 200;
+    res.set_header("Content-Disposition", "attachment; filename=\"" + answer.file->filename + "\"");
+    res.set_content(answer.file->bytes, answer.file->content_type.c_str());
   } else {
     send_json(res, 200, answer.body);
   }
 }
 
-// Any parameter longer than kMaxParamBytes is refused before a handler sees it.
+// Any parameter longer than kMaxParamBytes (`match`: kMaxMatchBytes) is
+// refused before a handler sees it.
 bool params_ok(const httplib::Request& req, httplib::Response& res) {
   for (const auto& [name, value] : req.params) {
-    if (name.size() > kMaxParamBytes || value.size() > kMaxParamBytes) {
-      send_error(res, 400, "A query parameter is longer than 64 bytes.");
+    const std::size_t max = name == "match" ? kMaxMatchBytes : kMaxParamBytes;
+    if (name.size() > kMaxParamBytes || value.size() > max) {
+      send_error(res, 400,
+                 name == "match" ? "match is longer than 256 bytes." : "A query parameter is longer than 64 bytes.");
       return false;
     }
   }
@@ -89,24 +98,35 @@ void serve_asset(const httplib::Request& req, httplib::Response& res) {
                   std::string(asset->content_type).c_str());
 }
 
+// A dump endpoint: /api/dumps/{id}/NAME, answered by `fn(data, id, params)`.
+template <typename Fn>
+void dump_route(httplib::Server& svr, const ViewData& data, const std::string& name, Fn fn) {
+  svr.Get("/api/dumps/([^/]+)/" + name, [&data, fn](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, fn(data, req.matches[1], params_of(req)));
+  });
+}
+
 void add_routes(httplib::Server& svr, const ViewData& data) {
   svr.Get("/api/dumps", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_dumps(data));
   });
-  svr.Get(R"(/api/dumps/([^/]+)/summary)", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_summary(data, req.matches[1]));
-  });
-  svr.Get(R"(/api/dumps/([^/]+)/timeline)", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_timeline(data, req.matches[1]));
-  });
-  svr.Get(R"(/api/dumps/([^/]+)/sites)", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_sites(data, req.matches[1], params_of(req)));
-  });
-  svr.Get(R"(/api/dumps/([^/]+)/flame)", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_flame(data, req.matches[1], params_of(req)));
-  });
+  dump_route(svr, data, "summary", api_summary);
+  dump_route(svr, data, "timeline", api_timeline);
+  dump_route(svr, data, "sites", api_sites);
+  dump_route(svr, data, "flame", api_flame);
+  dump_route(svr, data, "instant", api_instant);
+  dump_route(svr, data, "allocations", api_allocations);
+  dump_route(svr, data, "export", api_export);
+  dump_route(svr, data, "threads",
+             [](const ViewData& d, const std::string& id, const ParamFn&) { return api_threads(d, id); });
   svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2]));
+    if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2], params_of(req)));
+  });
+  svr.Get(R"(/api/dumps/([^/]+)/allocations/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_allocation(data, req.matches[1], req.matches[2]));
+  });
+  svr.Get("/api/diff/flame", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_diff_flame(data, params_of(req)));
   });
   svr.Get(R"(/api(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
     send_error(res, 404, "No such API endpoint: see docs/api.md.");

@@ -1,10 +1,10 @@
-// Builds the API's JSON. Names from the dump (functions, files, command
-// lines) go out as JSON strings only; the page puts them in as text.
+// Builds the API's JSON for the dump list, a range's summary, timeline,
+// sites and flamegraph. Names from the dump (functions, files, command lines)
+// go out as JSON strings only; the page puts them in as text.
 #include "server/view_api.h"
 
 #include <algorithm>
 #include <array>
-#include <charconv>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -12,49 +12,44 @@
 
 #include "reports/info_report.h"
 #include "reports/report_output.h"
+#include "server/flame_tree.h"
+#include "server/view_params.h"
 
 namespace memrec::analyzer::server {
 namespace {
 
 using nlohmann::json;
 
-constexpr std::size_t kMaxIdDigits = 9;
 constexpr std::uint64_t kDefaultLimit = 100;
 constexpr std::uint64_t kMaxLimit = 1000;
+constexpr std::uint64_t kMaxBuckets = 512;
 
-ApiAnswer fail(int status, std::string message) { return {json(nullptr), ApiError{status, std::move(message)}}; }
-
-// A decimal number without sign or spaces, at most `max`.
-std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max) {
-  if (text.empty() || text.size() > 12) return std::nullopt;
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value > max) return std::nullopt;
-  return value;
-}
-
-// The dump named by a path segment, or why not.
-std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const std::string& id) {
-  if (id.size() > kMaxIdDigits) return ApiError{400, "The dump id is too long."};
-  const auto n = parse_count(id, ~0ull);
-  if (!n) return ApiError{400, "The dump id must be a number."};
-  if (*n >= data.dumps.size()) return ApiError{404, "No dump has id " + id + "."};
-  return &data.dumps[*n];
-}
+// What a site is ranked by: its range figures, or its live bytes at `at`.
+struct SiteValues {
+  const std::vector<CallSite>& sites;
+  const std::vector<SiteFigures>& figures;
+  const SiteLive* live;
+};
 
 struct SortKey {
   std::string_view name;
-  std::uint64_t (*value)(const CallSite&);
+  std::uint64_t (*value)(const SiteValues&, std::size_t);
 };
-constexpr std::array<SortKey, 7> kSortKeys = {{
-    {"leaked", [](const CallSite& s) { return s.runtime ? 0 : s.leaked_bytes; }},
-    {"count", [](const CallSite& s) { return s.runtime ? 0 : s.leaked_count; }},
-    {"peak", [](const CallSite& s) { return s.peak_bytes; }},
-    {"allocated", [](const CallSite& s) { return s.allocated_bytes; }},
-    {"allocations", [](const CallSite& s) { return s.allocations; }},
-    {"temporary", [](const CallSite& s) { return s.temporary; }},
-    {"retained", [](const CallSite& s) { return s.runtime ? s.leaked_bytes : 0; }},
+constexpr std::array<SortKey, 8> kSortKeys = {{
+    {"leaked", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_bytes; }},
+    {"count", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_count; }},
+    {"peak", [](const SiteValues& v, std::size_t i) { return v.figures[i].peak_bytes; }},
+    {"allocated", [](const SiteValues& v, std::size_t i) { return v.figures[i].allocated_bytes; }},
+    {"allocations", [](const SiteValues& v, std::size_t i) { return v.figures[i].allocations; }},
+    {"temporary", [](const SiteValues& v, std::size_t i) { return v.figures[i].temporary; }},
+    {"retained", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? v.figures[i].leaked_bytes : 0; }},
+    {"live", [](const SiteValues& v, std::size_t i) { return v.live != nullptr ? v.live->bytes[i] : 0; }},
 }};
+
+const SortKey* find_key(std::string_view name) {
+  const auto key = std::find_if(kSortKeys.begin(), kSortKeys.end(), [&](const SortKey& k) { return k.name == name; });
+  return key == kSortKeys.end() ? nullptr : &*key;
+}
 
 std::string sort_names() {
   std::string out;
@@ -62,23 +57,65 @@ std::string sort_names() {
   return out;
 }
 
-struct FlameNode {
-  std::string name;
-  std::uint64_t value = 0;
-  std::map<std::string, std::uint32_t> children;  // by name: a stable, sorted order
-};
+// Site indices with a non-zero value, largest first, ties by the innermost frame's label.
+std::vector<std::size_t> ranked(const ViewDump& d, const SiteValues& v, const SortKey& key) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < v.sites.size(); ++i) {
+    if (key.value(v, i) != 0) order.push_back(i);
+  }
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const std::uint64_t va = key.value(v, a);
+    const std::uint64_t vb = key.value(v, b);
+    if (va != vb) return va > vb;
+    return std::tie(d.site_label[a], a) < std::tie(d.site_label[b], b);
+  });
+  return order;
+}
 
-json flame_json(const std::vector<FlameNode>& nodes, std::uint32_t at, std::uint64_t min_value, std::uint64_t& pruned) {
-  const FlameNode& n = nodes[at];
+json site_row(const ViewDump& d, std::size_t i, const SiteFigures& f) {
+  const CallSite& s = d.report.sites.sites[i];
+  json row = site_figures_json(with_figures(s, f));
+  row["id"] = i;
+  row["top"] = s.frames.empty() ? json(nullptr) : frame_json(d.report.sites.frames[s.frames[0]]);
+  row["depth"] = s.frames.size();
+  return row;
+}
+
+using Flame = FlameTree<1>;
+
+json flame_json(const std::vector<Flame::Node>& nodes, std::uint32_t at, std::uint64_t min_value,
+                std::uint64_t& pruned) {
+  const Flame::Node& n = nodes[at];
   json children = json::array();
   for (const auto& [name, child] : n.children) {
-    if (nodes[child].value < min_value) {
+    if (nodes[child].value[0] < min_value) {
       ++pruned;
       continue;
     }
     children.push_back(flame_json(nodes, child, min_value, pruned));
   }
-  return {{"name", n.name}, {"value", n.value}, {"children", std::move(children)}};
+  return {{"name", n.name}, {"value", n.value[0]}, {"children", std::move(children)}};
+}
+
+// Periods with recording on, clipped to the window, relative to the start.
+json recording_periods(const ViewDump& d, const TimeWindow& w) {
+  const auto& toggles = d.report.dump.recording;
+  bool on = toggles.empty() || !toggles.front().on;  // a first "resume" means it started paused
+  std::uint64_t since = d.start_ns();
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> periods;
+  for (const reader::RecordingRecord& r : toggles) {
+    if (on && !r.on) periods.emplace_back(since, r.time_ns);
+    if (!on && r.on) since = r.time_ns;
+    on = r.on;
+  }
+  if (on) periods.emplace_back(since, std::max(d.end_ns(), since));
+  json out = json::array();
+  for (auto [a, b] : periods) {
+    a = std::max(a, w.from_ns);
+    b = std::min(b, w.to_ns);
+    if (a <= b) out.push_back(json::array({a - d.start_ns(), b - d.start_ns()}));
+  }
+  return out;
 }
 
 }  // namespace
@@ -87,161 +124,278 @@ ApiAnswer api_dumps(const ViewData& data) {
   json list = json::array();
   for (std::size_t i = 0; i < data.dumps.size(); ++i) {
     const HeapReport& r = data.dumps[i].report;
+    const reader::DumpFacts& f = r.dump.facts;
     list.push_back({{"id", i},
                     {"file", r.dump.path},
                     {"pid", r.dump.header.pid},
                     {"ppid", r.dump.header.ppid},
                     {"exe", r.dump.header.exe_path},
                     {"cmdline", r.dump.header.cmdline},
-                    {"start_wall_ns", r.dump.header.start_wall_ns}});
+                    {"start_wall_ns", r.dump.header.start_wall_ns},
+                    {"duration_ns", r.duration_ns},
+                    {"peak_bytes", r.totals.peak_bytes},
+                    {"leaked_bytes", r.leaked_bytes},
+                    {"allocations", r.totals.allocations},
+                    {"incomplete", !(f.clean_end && !f.truncated_at && !r.stopped)}});
   }
-  return {{{"dumps", std::move(list)}, {"warnings", data.warnings}}, std::nullopt};
+  return ok({{"dumps", std::move(list)}, {"warnings", data.warnings}});
 }
 
-ApiAnswer api_summary(const ViewData& data, const std::string& dump_id) {
+ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
   const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
-  const HeapReport& r = std::get<const ViewDump*>(found)->report;
-  json body = heap_report_json(r, 0);  // the report's figures; sites come from /sites
-  body.erase("sites");
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
+  const auto range = range_param(d, param);
+  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
+  const TimeWindow& w = std::get<TimeWindow>(range);
+  const auto fig = range_figures(d, w);
+  const HeapReport& r = d.report;
+  WindowedFigures wf{RelativeWindow{w.from_ns - d.start_ns(), std::nullopt},
+                     fig->totals,
+                     fig->rss_at_peak_bytes,
+                     fig->leaked_bytes,
+                     fig->leaked_count,
+                     fig->runtime_retained_bytes,
+                     fig->runtime_retained_count,
+                     fig->peak_runtime_bytes};
+  if (param("to")) wf.window.to_ns = w.to_ns - d.start_ns();
+  json body = report_figures_json(r, wf);
   body["pid"] = r.dump.header.pid;
   body["exe"] = r.dump.header.exe_path;
   body["cmdline"] = r.dump.header.cmdline;
-  body["sites_total"] = r.sites.sites.size();
+  std::size_t sites_total = 0;
+  for (const SiteFigures& f : fig->sites) {
+    sites_total += (f.allocations | f.temporary | f.leaked_bytes | f.leaked_count | f.peak_bytes) != 0 ? 1 : 0;
+  }
+  body["sites_total"] = sites_total;
   json counters = json::object();
   for (const auto& [key, value] : r.dump.facts.counters) counters[counter_name(key)] = value;
   body["counters"] = std::move(counters);
-  return {std::move(body), std::nullopt};
+  body["range"] = range_json(d, w);
+  return ok(std::move(body));
 }
 
-ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id) {
+ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
   const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
-  const HeapTimeline& t = std::get<const ViewDump*>(found)->timeline;
-  json time = json::array(), heap = json::array(), heap_max = json::array(), count = json::array(), rss = json::array();
-  const std::vector<TimelineBucket> buckets = t.buckets();
-  for (std::size_t i = 0; i < buckets.size(); ++i) {
-    const TimelineBucket& b = buckets[i];
-    time.push_back(i * t.bucket_ns());
-    heap.push_back(b.heap_bytes);
-    heap_max.push_back(b.heap_max_bytes);
-    count.push_back(b.live_count);
-    rss.push_back(b.rss_bytes ? json(*b.rss_bytes) : json(nullptr));
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
+  const auto range = range_param(d, param);
+  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
+  const TimeWindow& w = std::get<TimeWindow>(range);
+  const AllocationTable& t = d.table;
+
+  const auto span = static_cast<unsigned __int128>(w.to_ns - w.from_ns) + 1;
+  const auto width = static_cast<std::uint64_t>((span + kMaxBuckets - 1) / kMaxBuckets);
+  const auto n = static_cast<std::size_t>((span + width - 1) / width);
+  json time = json::array(), heap = json::array(), highest = json::array(), count = json::array();
+  json allocs = json::array(), frees = json::array(), rss = json::array();
+  std::vector<std::optional<std::uint64_t>> rss_max(n);
+  for (const reader::RssRecord& s : d.report.dump.rss) {
+    if (s.time_ns < w.from_ns || s.time_ns > w.to_ns) continue;
+    auto& m = rss_max[(s.time_ns - w.from_ns) / width];
+    m = std::max(m.value_or(0), s.rss_bytes);
   }
-  return {{{"bucket_ns", t.bucket_ns()},
-           {"time_ns", std::move(time)},
-           {"heap_bytes", std::move(heap)},
-           {"heap_max_bytes", std::move(heap_max)},
-           {"live_count", std::move(count)},
-           {"rss_bytes", std::move(rss)}},
-          std::nullopt};
+  const auto& replaced = t.replaced_ns();
+  EventCursor begin = cursor_before(t, w.from_ns);
+  for (std::size_t b = 0; b < n; ++b) {
+    const std::uint64_t start = w.from_ns + b * width;
+    const std::uint64_t last = b + 1 == n ? w.to_ns : start + width - 1;
+    const EventCursor end = cursor_at(t, last);
+    const HeapMax m = heap_max(t, begin.position, end.position, false);
+    const auto replaced_in = std::upper_bound(replaced.begin(), replaced.end(), last) -
+                             std::lower_bound(replaced.begin(), replaced.end(), start);
+    time.push_back(start - d.start_ns());
+    heap.push_back(end.heap_bytes);
+    highest.push_back(m.found ? m.bytes : end.heap_bytes);
+    count.push_back(end.live_count);
+    allocs.push_back(end.rows - begin.rows);
+    frees.push_back(end.frees - begin.frees - static_cast<std::uint64_t>(replaced_in));
+    rss.push_back(rss_max[b] ? json(*rss_max[b]) : json(nullptr));
+    begin = end;
+  }
+  return ok({{"bucket_ns", width},
+             {"time_ns", std::move(time)},
+             {"heap_bytes", std::move(heap)},
+             {"heap_max_bytes", std::move(highest)},
+             {"live_count", std::move(count)},
+             {"alloc_count", std::move(allocs)},
+             {"free_count", std::move(frees)},
+             {"rss_bytes", std::move(rss)},
+             {"recording", recording_periods(d, w)},
+             {"range", range_json(d, w)}});
 }
 
 ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
   const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
-  const HeapReport& r = std::get<const ViewDump*>(found)->report;
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
 
   const std::string sort = param("sort").value_or("leaked");
-  const auto key = std::find_if(kSortKeys.begin(), kSortKeys.end(), [&](const SortKey& k) { return k.name == sort; });
-  if (key == kSortKeys.end()) {
-    return fail(400, "Unknown sort '" + sort.substr(0, 40) + "': use one of " + sort_names() + ".");
+  const SortKey* key = find_key(sort);
+  if (key == nullptr) return fail(400, "Unknown sort '" + sort.substr(0, 40) + "': use one of " + sort_names() + ".");
+  const auto offset = count_param(param, "offset", 0, 1ull << 32, 0);
+  if (const auto* e = std::get_if<ApiError>(&offset)) return fail(*e);
+  const auto limit = count_param(param, "limit", 1, kMaxLimit, kDefaultLimit);
+  if (const auto* e = std::get_if<ApiError>(&limit)) return fail(*e);
+  const auto range = range_param(d, param);
+  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
+  const auto at = time_param(d, param, "at");
+  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
+  const std::optional<std::uint64_t> at_ns = std::get<0>(at);
+  if (sort == "live" && !at_ns) return fail(400, "sort=live needs at=T (ns since the dump's start).");
+  std::optional<std::uint64_t> spark;
+  if (param("spark")) {
+    const auto n = count_param(param, "spark", 8, 128, 0);
+    if (const auto* e = std::get_if<ApiError>(&n)) return fail(*e);
+    spark = std::get<std::uint64_t>(n);
   }
-  std::uint64_t offset = 0;
-  if (const auto text = param("offset")) {
-    const auto n = parse_count(*text, 1ull << 32);
-    if (!n) return fail(400, "offset must be a whole number up to 4294967296.");
-    offset = *n;
-  }
-  std::uint64_t limit = kDefaultLimit;
-  if (const auto text = param("limit")) {
-    const auto n = parse_count(*text, kMaxLimit);
-    if (!n || *n == 0) return fail(400, "limit must be a whole number from 1 to 1000.");
-    limit = *n;
-  }
+  const TimeWindow& w = std::get<TimeWindow>(range);
+  const auto fig = range_figures(d, w);
+  std::optional<SiteLive> live;
+  if (at_ns) live = live_by_site(d.table, cursor_at(d.table, *at_ns));
+  const SiteValues values{d.report.sites.sites, fig->sites, live ? &*live : nullptr};
+  const std::vector<std::size_t> order = ranked(d, values, *key);
 
-  const auto& sites = r.sites.sites;
-  std::vector<std::size_t> order;
-  for (std::size_t i = 0; i < sites.size(); ++i) {
-    if (key->value(sites[i]) != 0) order.push_back(i);
-  }
-  const auto label = [&](std::size_t i) {
-    return sites[i].frames.empty() ? std::string() : frame_label(r.sites.frames[sites[i].frames[0]]);
-  };
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const std::uint64_t va = key->value(sites[a]);
-    const std::uint64_t vb = key->value(sites[b]);
-    if (va != vb) return va > vb;
-    const std::string la = label(a);
-    const std::string lb = label(b);
-    return std::tie(la, a) < std::tie(lb, b);
-  });
-
+  const std::uint64_t first = std::get<std::uint64_t>(offset);
+  const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + std::get<std::uint64_t>(limit));
+  std::vector<std::uint32_t> page;
+  for (std::uint64_t i = first; i < end; ++i) page.push_back(static_cast<std::uint32_t>(order[i]));
+  std::vector<std::uint64_t> sparks;
+  if (spark) sparks = site_sparklines(d.table, page, w, static_cast<std::uint32_t>(*spark));
   json rows = json::array();
-  for (std::uint64_t i = offset; i < order.size() && i < offset + limit; ++i) {
-    const CallSite& s = sites[order[i]];
-    json row = site_figures_json(s);
-    row["id"] = order[i];
-    row["top"] = s.frames.empty() ? json(nullptr) : frame_json(r.sites.frames[s.frames[0]]);
-    row["depth"] = s.frames.size();
+  for (std::size_t p = 0; p < page.size(); ++p) {
+    json row = site_row(d, page[p], fig->sites[page[p]]);
+    if (live) {
+      row["live_bytes"] = live->bytes[page[p]];
+      row["live_count"] = live->count[page[p]];
+    }
+    if (spark)
+      row["spark"] = std::vector<std::uint64_t>(sparks.begin() + p * *spark, sparks.begin() + (p + 1) * *spark);
     rows.push_back(std::move(row));
   }
-  return {{{"sort", sort}, {"offset", offset}, {"limit", limit}, {"total", order.size()}, {"sites", std::move(rows)}},
-          std::nullopt};
+  json body = {{"sort", sort},          {"offset", first},          {"limit", std::get<std::uint64_t>(limit)},
+               {"total", order.size()}, {"sites", std::move(rows)}, {"range", range_json(d, w)}};
+  if (at_ns) body["at_ns"] = *at_ns - d.start_ns();
+  return ok(std::move(body));
 }
 
 ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
   const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
-  const HeapReport& r = std::get<const ViewDump*>(found)->report;
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
   const std::string metric = param("metric").value_or("leaked");
-  const auto key = std::find_if(kSortKeys.begin(), kSortKeys.end(), [&](const SortKey& k) { return k.name == metric; });
-  if (key == kSortKeys.end() || metric == "count" || metric == "retained") {
+  const SortKey* key = find_key(metric);
+  if (key == nullptr || metric == "count" || metric == "retained") {
     return fail(400, "Unknown metric '" + metric.substr(0, 40) +
-                         "': use one of leaked, peak, allocated, allocations, temporary.");
+                         "': use one of leaked, peak, allocated, allocations, temporary, live.");
   }
-  std::vector<FlameNode> nodes(1);
-  nodes[0].name = "all";
-  for (const CallSite& s : r.sites.sites) {
-    const std::uint64_t v = key->value(s);
-    if (v == 0) continue;
-    nodes[0].value += v;
-    std::uint32_t at = 0;
-    for (auto f = s.frames.rbegin(); f != s.frames.rend(); ++f) {  // outermost first
-      std::string name = frame_label(r.sites.frames[*f]);
-      const auto it = nodes[at].children.find(name);
-      std::uint32_t child = 0;
-      if (it == nodes[at].children.end()) {
-        child = static_cast<std::uint32_t>(nodes.size());
-        nodes[at].children.emplace(name, child);
-        nodes.push_back(FlameNode{std::move(name), 0, {}});
-      } else {
-        child = it->second;
-      }
-      nodes[child].value += v;
-      at = child;
-    }
+  const auto range = range_param(d, param);
+  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
+  const auto at = time_param(d, param, "at");
+  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
+  if (metric == "live" && !std::get<0>(at)) return fail(400, "metric=live needs at=T (ns since the dump's start).");
+  const auto fig = range_figures(d, std::get<TimeWindow>(range));
+  std::optional<SiteLive> live;
+  if (metric == "live") live = live_by_site(d.table, cursor_at(d.table, *std::get<0>(at)));
+  const SiteValues values{d.report.sites.sites, fig->sites, live ? &*live : nullptr};
+
+  const CallSites& cs = d.report.sites;
+  Flame tree;
+  for (std::size_t i = 0; i < cs.sites.size(); ++i) {
+    const std::uint64_t v = key->value(values, i);
+    if (v != 0) tree.add(cs, cs.sites[i], v);
   }
   std::uint64_t pruned = 0;
-  json root = flame_json(nodes, 0, nodes[0].value / 2000, pruned);
-  return {{{"metric", metric}, {"total", nodes[0].value}, {"pruned", pruned}, {"root", std::move(root)}}, std::nullopt};
+  const std::uint64_t total = tree.nodes[0].value[0];
+  json root = flame_json(tree.nodes, 0, total / 2000, pruned);
+  json body = {{"metric", metric},
+               {"total", total},
+               {"pruned", pruned},
+               {"root", std::move(root)},
+               {"range", range_json(d, std::get<TimeWindow>(range))}};
+  if (std::get<0>(at)) body["at_ns"] = *std::get<0>(at) - d.start_ns();
+  return ok(std::move(body));
 }
 
-ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id) {
+ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param) {
   const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return {json(nullptr), *e};
-  const HeapReport& r = std::get<const ViewDump*>(found)->report;
-  if (site_id.size() > kMaxIdDigits) return fail(400, "The site id is too long.");
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
+  const HeapReport& r = d.report;
+  if (site_id.size() > 9) return fail(400, "The site id is too long.");
   const auto n = parse_count(site_id, ~0ull);
   if (!n) return fail(400, "The site id must be a number.");
   if (*n >= r.sites.sites.size()) return fail(404, "No call site has id " + site_id + ".");
+  const auto range = range_param(d, param);
+  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
+  const auto at = time_param(d, param, "at");
+  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
+  const TimeWindow& w = std::get<TimeWindow>(range);
   const CallSite& s = r.sites.sites[*n];
-  json body = site_figures_json(s);
+  json body = site_figures_json(with_figures(s, range_figures(d, w)->sites[*n]));
   body["id"] = *n;
   json frames = json::array();
   for (const std::uint32_t f : s.frames) frames.push_back(frame_json(r.sites.frames[f]));
   body["frames"] = std::move(frames);
-  return {std::move(body), std::nullopt};
+  body["range"] = range_json(d, w);
+  if (const std::optional<std::uint64_t> t = std::get<0>(at)) {
+    std::uint64_t bytes = 0;
+    std::uint64_t count = 0;
+    const auto [first, last] = d.table.site_rows(static_cast<std::uint32_t>(*n));
+    for (const std::uint32_t* row = first; row != last && d.table.alloc_ns(*row) <= *t; ++row) {
+      if (d.table.free_ns(*row) > *t) {
+        bytes += d.table.size(*row);
+        ++count;
+      }
+    }
+    body["at_ns"] = *t - d.start_ns();
+    body["live_bytes"] = bytes;
+    body["live_count"] = count;
+  }
+  return ok(std::move(body));
+}
+
+ApiAnswer api_threads(const ViewData& data, const std::string& dump_id) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const auto& threads = std::get<const ViewDump*>(found)->report.dump.threads;
+  json list = json::array();
+  for (std::size_t i = 0; i < threads.size(); ++i) {
+    list.push_back({{"index", i},
+                    {"tid", threads[i].tid},
+                    {"name", threads[i].name.empty() ? json(nullptr) : json(threads[i].name)}});
+  }
+  return ok({{"threads", std::move(list)}});
+}
+
+ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
+  const auto at = time_param(d, param, "at");
+  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
+  if (!std::get<0>(at)) return fail(400, "instant needs at=T (ns since the dump's start).");
+  const std::uint64_t at_ns = *std::get<0>(at);
+  const EventCursor c = cursor_at(d.table, at_ns);
+  const SiteLive live = live_by_site(d.table, c);
+  const auto fig = range_figures(d, TimeWindow{d.start_ns(), std::max(d.end_ns(), d.start_ns())});
+  const SiteValues values{d.report.sites.sites, fig->sites, &live};
+  std::vector<std::size_t> order = ranked(d, values, *find_key("live"));
+  if (order.size() > 20) order.resize(20);
+  json top = json::array();
+  for (const std::size_t i : order) {
+    json row = site_row(d, i, fig->sites[i]);
+    row["live_bytes"] = live.bytes[i];
+    row["live_count"] = live.count[i];
+    top.push_back(std::move(row));
+  }
+  const auto& rss = d.report.dump.rss;
+  const bool has_rss = !rss.empty() && rss.front().time_ns <= at_ns;
+  return ok({{"at_ns", at_ns - d.start_ns()},
+             {"heap_bytes", c.heap_bytes},
+             {"live_count", c.live_count},
+             {"rss_bytes", has_rss ? json(*rss_at(d.report.dump, at_ns)) : json(nullptr)},
+             {"top", std::move(top)}});
 }
 
 }  // namespace memrec::analyzer::server

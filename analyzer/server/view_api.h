@@ -1,7 +1,7 @@
-// The JSON answers of `memrec view`'s HTTP API (docs/api.md), as pure
-// functions of the loaded dumps and the request's parameters, so they are
-// tested without a socket. http_server.cpp maps routes onto them. Nothing
-// here trusts a parameter: each is checked and a bad one is an ApiError (4xx).
+// The answers of `memrec view`'s HTTP API (docs/api.md), as pure functions
+// of the loaded dumps and the request's parameters, so they are tested
+// without a socket. http_server.cpp maps routes onto them. Nothing here
+// trusts a parameter: each is checked and a bad one is an ApiError (4xx).
 #pragma once
 
 #include <cstdint>
@@ -12,20 +12,19 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/heap_timeline.h"
-#include "reports/heap_report.h"
+#include "server/view_model.h"
 
 namespace memrec::analyzer::server {
 
-// One loaded dump: its report (sites symbolized) and its timeline.
-struct ViewDump {
-  HeapReport report;
-  HeapTimeline timeline;
+struct ViewOptionsForExport {
+  std::vector<std::string> debug_dirs;
+  unsigned threads = 0;
 };
 
 struct ViewData {
   std::vector<ViewDump> dumps;
   std::vector<std::string> warnings;  // the symbolizer's, once each
+  ViewOptionsForExport export_options;
 };
 
 // A request the API refuses: the HTTP status (4xx) and a sentence for `{"error": …}`.
@@ -34,23 +33,40 @@ struct ApiError {
   std::string message;
 };
 
+// A download instead of JSON (/export).
+struct ApiFile {
+  std::string bytes;
+  std::string content_type;
+  std::string filename;
+};
+
 struct ApiAnswer {
   nlohmann::json body;
   std::optional<ApiError> error;
+  std::optional<ApiFile> file;
 };
 
 // Reads one query parameter; absent is std::nullopt.
 using ParamFn = std::function<std::optional<std::string>(const std::string&)>;
 
+// Every dump endpoint takes ?from=NS&to=NS (ns since the dump's start, both
+// included; default the whole dump).
 ApiAnswer api_dumps(const ViewData& data);
-ApiAnswer api_summary(const ViewData& data, const std::string& dump_id);
-ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id);
-// ?sort=leaked|count|peak|allocated|allocations|temporary|retained &offset=N &limit=N (1..1000)
+ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+// ?sort=leaked|count|peak|allocated|allocations|temporary|retained|live &offset &limit &at &spark
 ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param);
-// ?metric=leaked|peak|allocated|allocations|temporary: the call sites as one
+// ?metric=leaked|peak|allocated|allocations|temporary|live &at: the call sites as one
 // tree, outermost frame at the root, frames merged by label; nodes under
 // 1/2000 of the total are dropped (counted in "pruned").
 ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param);
-ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id);
+// ?from&to&at: the site's figures over the range, its frames, and its live bytes at `at`.
+ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param);
+ApiAnswer api_threads(const ViewData& data, const std::string& dump_id);
+ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index);
+ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param);
 
 }  // namespace memrec::analyzer::server

@@ -1,16 +1,16 @@
-// Loads the dumps one after another into memory (reports and timelines, not
-// events), then hands them to the HTTP server. Unlike `report`, a file that
+// Loads the dumps one after another into memory (reports and allocation
+// tables: model/allocation_table.h), then hands them to the HTTP server. Unlike `report`, a file that
 // does not load stops the command: a UI missing one of the asked-for dumps
 // would silently mislead.
 #include "server/view_command.h"
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <set>
 
 #include "exit_codes.h"
-#include "memrec/reader/file_header_reader.h"
-#include "memrec/reader/mapped_file.h"
 #include "reports/progress_bar.h"
 #include "server/http_server.h"
 #include "symbolize/symbolizer.h"
@@ -27,20 +27,8 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   for (const std::string& path : options.files) {
     ProgressBar bar(stderr, options.progress && ProgressBar::is_terminal(STDERR_FILENO), "loading " + path);
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
-    // The timeline's buckets count from the dump's start, in its header.
-    auto start = [&]() -> Result<std::uint64_t> {
-      auto file = reader::MappedFile::open(path);
-      if (!file) return file.error();
-      auto header = reader::parse_file_header(file->bytes(), path);
-      if (!header) return header.error();
-      return header->start_mono_ns;
-    }();
-    if (!start) {
-      err << "memrec: " << start.error().message << "\n";
-      return kExitBadInput;
-    }
-    HeapTimeline timeline(*start);
-    auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, &timeline);
+    AllocationTableBuilder table;
+    auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, nullptr, &table);
     if (!report) {
       err << "memrec: " << report.error().message << "\n";
       return kExitBadInput;
@@ -48,8 +36,19 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     if (report->stopped) {
       err << "memrec: " << report->stopped->message << " (the view covers the frames before it)\n";
     }
-    data.dumps.push_back(server::ViewDump{std::move(*report), std::move(timeline)});
+    server::ViewDump dump{std::move(*report), table.finish(), {}, {}};
+    dump.table.set_sites(dump.report.sites.site_of_stack, static_cast<std::uint32_t>(dump.report.sites.sites.size()));
+    server::index_site_text(dump);
+    // The whole run is what the page asks first: compute it while loading.
+    server::range_figures(dump, TimeWindow{dump.start_ns(), std::max(dump.end_ns(), dump.start_ns())});
+    if (std::getenv("MEMREC_VIEW_STATS") != nullptr) {
+      err << "memrec: view: " << path << ": " << dump.table.rows() << " allocations, table "
+          << dump.table.memory_bytes() << " bytes ("
+          << (dump.table.rows() == 0 ? 0 : dump.table.memory_bytes() / dump.table.rows()) << " a row)\n";
+    }
+    data.dumps.push_back(std::move(dump));
   }
+  data.export_options = {options.debug_dirs, options.threads};
   const std::vector<std::string> all_warnings = symbolizer.warnings();
   const std::set<std::string> warnings(all_warnings.begin(), all_warnings.end());
   for (const std::string& w : warnings) err << "memrec: " << w << "\n";

@@ -1,6 +1,7 @@
 // The one fetch wrapper: every API call goes through getJson, which turns a
 // network failure, an HTTP error or a body that is not JSON into an ApiError
-// with a sentence the page shows. Nothing here touches the DOM.
+// with a sentence the page shows. Nothing here touches the DOM. docs/api.md
+// is the contract; parameters that are null, undefined or '' are left out.
 export class ApiError extends Error {
   constructor(message, status) {
     super(message);
@@ -28,12 +29,32 @@ export async function getJson(path) {
   return body;
 }
 
+export function query(params) {
+  const out = new URLSearchParams();
+  for (const [key, value] of Object.entries(params || {})) {
+    if (value !== undefined && value !== null && value !== '') out.set(key, String(value));
+  }
+  const text = out.toString();
+  return text ? `?${text}` : '';
+}
+
+const dumpPath = (dump) => `/api/dumps/${encodeURIComponent(dump)}`;
+
 export const api = {
   dumps: () => getJson('/api/dumps'),
-  summary: (dump) => getJson(`/api/dumps/${encodeURIComponent(dump)}/summary`),
-  timeline: (dump) => getJson(`/api/dumps/${encodeURIComponent(dump)}/timeline`),
-  sites: (dump, sort, offset, limit) =>
-    getJson(`/api/dumps/${encodeURIComponent(dump)}/sites?` + new URLSearchParams({ sort, offset, limit })),
-  flame: (dump, metric) => getJson(`/api/dumps/${encodeURIComponent(dump)}/flame?` + new URLSearchParams({ metric })),
-  site: (dump, id) => getJson(`/api/dumps/${encodeURIComponent(dump)}/sites/${encodeURIComponent(id)}`),
+  summary: (dump, range) => getJson(`${dumpPath(dump)}/summary${query(range)}`),
+  timeline: (dump, range) => getJson(`${dumpPath(dump)}/timeline${query(range)}`),
+  // params: sort, offset, limit, from, to, at, spark
+  sites: (dump, params) => getJson(`${dumpPath(dump)}/sites${query(params)}`),
+  site: (dump, id, params) => getJson(`${dumpPath(dump)}/sites/${encodeURIComponent(id)}${query(params)}`),
+  // params: metric, from, to, at
+  flame: (dump, params) => getJson(`${dumpPath(dump)}/flame${query(params)}`),
+  instant: (dump, at) => getJson(`${dumpPath(dump)}/instant${query({ at })}`),
+  allocations: (dump, params) => getJson(`${dumpPath(dump)}/allocations${query(params)}`),
+  allocation: (dump, index) => getJson(`${dumpPath(dump)}/allocations/${encodeURIComponent(index)}`),
+  threads: (dump) => getJson(`${dumpPath(dump)}/threads`),
+  diffFlame: (params) => getJson(`/api/diff/flame${query(params)}`),
 };
+
+// A download, not a fetch: the browser follows the link (Content-Disposition).
+export const exportUrl = (dump, params) => `${dumpPath(dump)}/export${query(params)}`;

@@ -1,57 +1,70 @@
-// memrec view's page: reads the state from the URL hash (#/VIEW?dump=N&…),
-// renders that view, and shows loading and errors in the page, never a blank.
+// memrec view's page: reads the state from the URL hash (state.js), keeps the
+// header (dump picker, views, range and instant chips, downloads) in step with
+// it and renders the view, showing loading and errors in the page, never a blank.
 import { api } from './api.js';
-import { el } from './format.js';
+import { renderAllocations } from './allocations.js';
+import { renderDiff } from './diff.js';
+import { downloadLinks } from './downloads.js';
+import { dumpLabel, renderDumps } from './dumps.js';
+import { renderFlame } from './flame.js';
+import { duration, el } from './format.js';
 import { renderOverview } from './overview.js';
 import { renderSites } from './sites.js';
-import { renderFlame } from './flame.js';
+import { hasRange, navigate, readState, viewHash } from './state.js';
 
-const VIEWS = { overview: renderOverview, sites: renderSites, flame: renderFlame };
+const VIEWS = {
+  dumps: renderDumps, overview: renderOverview, sites: renderSites, flame: renderFlame,
+  allocations: renderAllocations, diff: renderDiff,
+};
 const root = document.getElementById('view');
 const status = document.getElementById('status');
 let dumps = null;
 let generation = 0;
 
-function readState() {
-  const hash = location.hash.replace(/^#\/?/, '');
-  const [view, query = ''] = hash.split('?');
-  const params = new URLSearchParams(query);
-  const get = (name) => params.get(name);
-  return { view: view || 'overview', dump: get('dump') ?? '0', sort: get('sort'), open: get('open'),
-    metric: get('metric'), zoom: get('zoom'), q: get('q') };
-}
-
-function writeHash(state) {
-  const params = new URLSearchParams({ dump: state.dump });
-  for (const key of ['sort', 'open', 'metric', 'zoom', 'q']) {
-    if (state[key]) params.set(key, state[key]);
-  }
-  return `#/${state.view}?${params}`;
-}
-
-function navigate(change) {
-  location.hash = writeHash({ ...readState(), ...change });
-}
-
 function showError(message) {
   root.replaceChildren(el('div', { class: 'error', role: 'alert' }, el('h2', {}, 'Something went wrong'), el('p', {}, message)));
+}
+
+function chip(label, text, title, onReset) {
+  return el('span', { class: 'chip', role: 'group', 'aria-label': label, title },
+    el('span', { class: 'chip-text' }, text),
+    el('button', { type: 'button', 'aria-label': `Reset the ${label.toLowerCase()}`, onclick: onReset }, '✕'));
+}
+
+function updateChips(state) {
+  const box = document.getElementById('context');
+  const parts = [];
+  if (hasRange(state)) {
+    const from = Number(state.from ?? 0);
+    const to = state.to === undefined ? null : Number(state.to);
+    parts.push(chip('Range', `Range ${duration(from)} – ${to === null ? 'end' : duration(to)}` + (to === null ? '' : ` (${duration(to - from)})`),
+      `${state.from ?? 0} – ${state.to ?? 'end'} ns`, () => navigate({ from: null, to: null })));
+  }
+  if (state.at !== undefined) {
+    parts.push(chip('Instant', `Instant ${duration(Number(state.at))}`, `${state.at} ns`, () => navigate({ at: null })));
+  }
+  if (parts.length === 0) parts.push(el('span', { class: 'detail' }, 'Whole recording: drag on the overview\'s timeline to select a range.'));
+  box.replaceChildren(...parts);
 }
 
 function updateChrome(state) {
   for (const view of Object.keys(VIEWS)) {
     const link = document.getElementById(`nav-${view}`);
-    link.href = writeHash({ view, dump: state.dump });
+    link.href = viewHash(view, state);
     if (view === state.view) link.setAttribute('aria-current', 'page');
     else link.removeAttribute('aria-current');
   }
+  document.getElementById('nav-dumps').hidden = dumps.dumps.length < 2;
+  document.getElementById('nav-diff').hidden = dumps.dumps.length < 2;
   const select = document.getElementById('dump-select');
-  if (select.options.length === 0 && dumps) {
-    for (const d of dumps.dumps) {
-      select.append(el('option', { value: d.id }, `${d.file} (pid ${d.pid})`));
-    }
-    select.addEventListener('change', () => navigate({ dump: select.value, open: null }));
+  if (select.options.length === 0) {
+    for (const d of dumps.dumps) select.append(el('option', { value: d.id }, `${d.id}: ${dumpLabel(d)}`));
+    // Another dump has its own times: the range and instant do not carry over.
+    select.addEventListener('change', () => { location.hash = viewHash(readState().view || 'overview', { dump: select.value }); });
   }
   select.value = state.dump;
+  updateChips(state);
+  downloadLinks(document.getElementById('downloads'), state);
 }
 
 async function render() {
@@ -61,14 +74,22 @@ async function render() {
   root.setAttribute('aria-busy', 'true');
   try {
     if (!dumps) dumps = await api.dumps();
+    if (!state.view) state.view = dumps.dumps.length > 1 ? 'dumps' : 'overview';
+    state.dump ??= String(dumps.dumps[0]?.id ?? 0);
     updateChrome(state);
     const view = VIEWS[state.view];
-    if (!view) throw new Error(`There is no view "${state.view}": try Overview, Call sites or Flamegraph.`);
+    if (!view) throw new Error(`There is no view "${state.view}": try Overview, Call sites, Flamegraph or Allocations.`);
+    const dump = dumps.dumps.find((d) => String(d.id) === state.dump);
     const box = el('div');
-    await view(box, state, navigate);
+    await view(box, state, navigate, { dumps: dumps.dumps, dump });
     if (mine === generation) root.replaceChildren(...box.childNodes);
+    // Which hash the view shows, for tests and scripts that wait for it.
+    if (mine === generation) root.dataset.rendered = location.hash;
   } catch (e) {
-    if (mine === generation) showError(e.message);
+    if (mine === generation) {
+      showError(e.message);
+      root.dataset.rendered = location.hash;
+    }
   } finally {
     if (mine === generation) {
       status.textContent = '';

@@ -1,81 +1,93 @@
-// The overview: summary cards and the heap/RSS timeline (uPlot).
-import uPlot from '/vendor/uPlot.esm.js';
+// The overview: summary cards for the selected range (the whole dump when
+// none), the timeline, on which a drag selects a range and a click an instant,
+// and the heap at that instant.
 import { api } from './api.js';
 import { bytes, duration, el, integer } from './format.js';
+import { instantPanel } from './instant.js';
+import { hasRange, rangeParams } from './state.js';
+import { drawTimeline, offPeriods } from './timeline.js';
 
 function card(label, value, detail) {
   return el('section', { class: 'card', 'aria-label': label },
     el('h3', {}, label), el('p', { class: 'value' }, value), detail ? el('p', { class: 'detail' }, detail) : null);
 }
 
+function exact(n) {
+  return el('span', { title: `${integer(n)} bytes` }, bytes(n));
+}
+
+// The recorder's counters that mean events were lost or stacks cut
+// (recorder-format/FORMAT.md, "Counters"); the others are plain counts.
+const LOSS_COUNTERS = ['missed_reentrant', 'missed_no_buffer', 'missed_stopped', 'dropped_lossy',
+  'truncated_stacks', 'stack_table_full', 'unwind_failed'];
+
+function recorderCard(s) {
+  const lost = Object.entries(s.counters || {}).filter(([name, v]) => LOSS_COUNTERS.includes(name) && v > 0);
+  if (s.dump.complete && lost.length === 0) return null;
+  const why = [];
+  if (s.dump.truncated_at !== null) why.push(`cut at byte ${integer(s.dump.truncated_at)}, ${integer(s.dump.lost_bytes)} bytes lost`);
+  if (s.dump.error) why.push(s.dump.error);
+  if (!s.dump.clean_end && s.dump.truncated_at === null) why.push('no clean end record');
+  for (const [name, value] of lost) why.push(`${name}: ${integer(value)}`);
+  return card('Recorder', s.dump.complete ? 'complete' : 'incomplete', why.join('; '));
+}
+
 function cards(s) {
-  const list = [
-    card('Peak heap', bytes(s.peak.bytes),
+  return el('div', { class: 'cards' },
+    card('Peak heap', exact(s.peak.bytes),
       `${integer(s.peak.bytes)} bytes` + (s.peak.time_ns !== null ? ` at ${duration(s.peak.time_ns)}` : '')),
-    card('Leaked', bytes(s.leaked.bytes), `${integer(s.leaked.bytes)} bytes in ${integer(s.leaked.count)} blocks`),
-    card('Allocations', integer(s.allocations), `${bytes(s.allocated_bytes)} requested, ${integer(s.temporary)} temporary`),
-    card('Duration', duration(s.duration_ns), `${integer(s.threads)} threads`),
-  ];
-  if (s.runtime_retained.bytes > 0) {
-    list.push(card('Kept by the runtime', bytes(s.runtime_retained.bytes), `${integer(s.runtime_retained.count)} blocks`));
-  }
-  const lost = Object.entries(s.counters || {}).filter(([, v]) => v > 0);
-  if (!s.dump.complete || lost.length > 0) {
-    const why = [];
-    if (s.dump.truncated_at !== null) why.push(`cut at byte ${integer(s.dump.truncated_at)}, ${integer(s.dump.lost_bytes)} bytes lost`);
-    if (s.dump.error) why.push(s.dump.error);
-    if (!s.dump.clean_end && s.dump.truncated_at === null) why.push('no clean end record');
-    for (const [name, value] of lost) why.push(`${name}: ${integer(value)}`);
-    list.push(card('Recorder', s.dump.complete ? 'complete' : 'incomplete', why.join('; ')));
-  }
-  return el('div', { class: 'cards' }, list);
+    card('Leaked', exact(s.leaked.bytes), `${integer(s.leaked.bytes)} bytes in ${integer(s.leaked.count)} blocks`),
+    card('Allocations', integer(s.allocations), `${integer(s.allocated_bytes)} bytes requested, ${integer(s.temporary)} temporary`),
+    card('Duration', duration(s.duration_ns), `${integer(s.threads)} thread${s.threads === 1 ? '' : 's'}`),
+    s.runtime_retained.bytes > 0
+      ? card('Kept by the runtime', exact(s.runtime_retained.bytes), `${integer(s.runtime_retained.count)} blocks`) : null,
+    recorderCard(s));
 }
 
-function chart(t, width) {
-  const x = t.time_ns.map((ns) => ns / 1e9);
-  const hasRss = t.rss_bytes.some((v) => v !== null);
-  const series = [
-    { label: 'time', value: (_, v) => (v === null ? '—' : duration(Math.round(v * 1e9))) },
-    { label: 'heap', stroke: '#2864c8', fill: 'rgba(40,100,200,0.12)', value: (_, v) => bytes(v) },
-    { label: 'heap max', stroke: '#8aa8e0', dash: [4, 3], value: (_, v) => bytes(v) },
-  ];
-  const data = [x, t.heap_bytes, t.heap_max_bytes];
-  if (hasRss) {
-    series.push({ label: 'RSS', stroke: '#c8641e', spanGaps: true, points: { show: true, size: 5 }, value: (_, v) => bytes(v) });
-    data.push(t.rss_bytes);
+function rangeNote(s, state) {
+  if (state.from === undefined && state.to === undefined) {
+    return el('p', { class: 'detail' }, 'The whole recording. Drag on the timeline to select a range; click to see the heap at an instant.');
   }
-  series.push({ label: 'live blocks', stroke: '#3c9a50', scale: 'count', value: (_, v) => integer(v) });
-  data.push(t.live_count);
-  const opts = {
-    width,
-    height: 300,
-    scales: { x: { time: false } },
-    axes: [
-      { label: 'time since start', values: (_, ticks) => ticks.map((t) => duration(Math.round(t * 1e9))) },
-      { label: 'bytes', size: 80, values: (_, ticks) => ticks.map(bytes) },
-      { scale: 'count', side: 1, label: 'live blocks', grid: { show: false } },
-    ],
-    series,
-  };
-  return { opts, data };
+  const from = Number(s.range?.from_ns ?? state.from ?? 0);
+  const to = Number(s.range?.to_ns ?? state.to ?? s.duration_ns);
+  return el('p', { class: 'detail', id: 'range-note' },
+    `Figures for ${duration(from)} – ${duration(to)}: allocations made in the range; leaked means still live at its end.`);
 }
 
-export async function renderOverview(root, state) {
-  const [summary, timeline] = await Promise.all([api.summary(state.dump), api.timeline(state.dump)]);
+export async function renderOverview(root, state, navigate, context) {
+  // The timeline shows the whole run with the range shaded, or (`tz=1`) only the range.
+  const zoomed = state.tz === '1' && hasRange(state);
+  const [summary, timeline] = await Promise.all([
+    api.summary(state.dump, rangeParams(state)), api.timeline(state.dump, zoomed ? rangeParams(state) : {})]);
+  const n = timeline.time_ns.length;
+  const endNs = context.dump?.duration_ns ?? (n > 0 ? timeline.time_ns[n - 1] + timeline.bucket_ns : 0);
   root.replaceChildren(
     el('h2', {}, 'Overview'),
     el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
+    rangeNote(summary, state),
     cards(summary),
-    el('h2', {}, 'Heap over time'),
-  );
-  const box = el('div', { class: 'chart', role: 'img', 'aria-label': 'Heap bytes, RSS and live blocks over time' });
+    el('div', { class: 'toolbar' }, el('h2', {}, 'Heap over time'),
+      hasRange(state) ? el('label', { class: 'check' },
+        el('input', { type: 'checkbox', checked: zoomed, onchange: (e) => navigate({ tz: e.target.checked ? '1' : null }) }),
+        ' zoom the timeline to the range') : null));
+  const box = el('div', { class: 'timeline' });
   root.append(box);
   if (timeline.time_ns.length === 0) {
     box.append(el('p', { class: 'empty' }, 'This dump has no heap events to draw.'));
-    return;
+  } else {
+    const marked = zoomed ? { at: state.at } : { from: state.from, to: state.to, at: state.at };
+    drawTimeline(box, timeline, marked, zoomed ? Number(state.to ?? endNs) : endNs, {
+      onRange: (from, to) => navigate({ from: String(from), to: String(to) }),
+      onInstant: (at) => navigate({ at: String(at) }),
+    });
+    const off = offPeriods(timeline.recording, timeline.range?.from_ns ?? 0, zoomed ? Number(state.to) : endNs);
+    root.append(el('p', { class: 'detail', id: 'buckets' },
+      `${timeline.time_ns.length} buckets of ${duration(timeline.bucket_ns)}; the line is the heap at each bucket's end, ` +
+      'the dashed one its highest.'));
+    if (off.length > 0) {
+      root.append(el('p', { class: 'detail', id: 'recording-off' },
+        `Recording was off (grey): ${off.map(([a, b]) => `${duration(a)} – ${duration(b)}`).join(', ')}.`));
+    }
   }
-  const { opts, data } = chart(timeline, Math.max(400, document.getElementById('view').clientWidth - 40));
-  new uPlot(opts, data, box);
-  root.append(el('p', { class: 'detail' },
-    `${timeline.time_ns.length} buckets of ${duration(timeline.bucket_ns)}; the line is the heap at each bucket's end, the dashed one its highest.`));
+  if (state.at !== undefined) root.append(await instantPanel(state, () => navigate({ at: null })));
 }

@@ -1,8 +1,12 @@
-// Call sites: a table sortable by leaked bytes, leaked count, peak
-// contribution, bytes and calls allocated; a row expands to its whole
-// symbolized backtrace. Sort and the open row live in the URL hash.
+// Call sites over the selected range: a server-sorted, paged table (leaked
+// bytes, leaked blocks, live at the peak, bytes and calls allocated, live at
+// the selected instant), each row with a sparkline of its live bytes; a row
+// expands to its whole backtrace. Sort, page and the open row are in the hash.
 import { api } from './api.js';
-import { bytes, el, integer, location } from './format.js';
+import { backtrace } from './backtrace.js';
+import { bytes, el, integer, locationText } from './format.js';
+import { sparkline } from './sparkline.js';
+import { rangeParams } from './state.js';
 
 const COLUMNS = [
   { sort: 'leaked', label: 'Leaked bytes', value: (s) => s.leaked_bytes, bytes: true },
@@ -11,58 +15,67 @@ const COLUMNS = [
   { sort: 'allocated', label: 'Allocated bytes', value: (s) => s.allocated_bytes, bytes: true },
   { sort: 'allocations', label: 'Allocations', value: (s) => s.allocations },
 ];
-export const SORTS = COLUMNS.map((c) => c.sort).concat(['temporary', 'retained']);
-const PAGE = 200;
-
-function frameItem(f) {
-  return el('li', { class: f.inlined ? 'frame inlined' : 'frame' },
-    el('span', { class: 'fn' }, f.function ?? f.label),
-    f.inlined ? el('span', { class: 'tag' }, 'inlined') : null,
-    f.file ? el('span', { class: 'loc' }, location(f)) : null,
-    f.module ? el('span', { class: 'module' }, f.module) : null);
-}
+const LIVE = { sort: 'live', label: 'Live at instant', value: (s) => s.live_bytes, bytes: true };
+export const SORTS = ['leaked', 'count', 'peak', 'allocated', 'allocations', 'live', 'temporary', 'retained'];
+const PAGE = 100;
+const SPARK = 32;
 
 async function fillBacktrace(cell, state, id) {
   cell.replaceChildren(el('p', { class: 'loading' }, 'Loading the backtrace…'));
   try {
-    const site = await api.site(state.dump, id);
-    cell.replaceChildren(el('ol', { class: 'backtrace', 'aria-label': 'Backtrace, innermost first' }, site.frames.map(frameItem)));
-    if (site.truncated) cell.append(el('p', { class: 'detail' }, 'The recorder cut this stack at its maximum depth.'));
+    const site = await api.site(state.dump, id, rangeParams(state));
+    cell.replaceChildren(backtrace(site.frames, site.truncated));
   } catch (e) {
     cell.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
   }
 }
 
-function row(site, state, navigate) {
+function row(site, columns, state, navigate) {
   const open = state.open === String(site.id);
   const top = site.top || {};
   const tr = el('tr', { class: 'site', 'data-site': site.id, 'aria-expanded': open ? 'true' : 'false', tabindex: 0 },
     el('td', { class: 'fn' }, top.label ?? '?', site.runtime ? el('span', { class: 'tag' }, 'runtime') : null),
-    el('td', { class: 'loc' }, location(top) ?? ''),
-    COLUMNS.map((c) => el('td', { class: 'num', title: c.bytes ? bytes(c.value(site)) : null }, integer(c.value(site)))));
+    el('td', { class: 'loc' }, locationText(top)),
+    columns.map((c) => el('td', { class: 'num', title: c.bytes ? bytes(c.value(site)) : null }, integer(c.value(site)))),
+    el('td', { class: 'spark-cell' }, site.spark ? sparkline(site.spark) : null));
   const toggle = () => navigate({ open: open ? null : String(site.id) });
   tr.addEventListener('click', toggle);
   tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); } });
   if (!open) return [tr];
-  const cell = el('td', { colspan: COLUMNS.length + 2 });
+  const cell = el('td', { colspan: columns.length + 3 });
   fillBacktrace(cell, state, site.id);
   return [tr, el('tr', { class: 'detail-row' }, cell)];
 }
 
+function pager(answer, navigate) {
+  const { offset, total } = answer;
+  if (total <= PAGE && offset === 0) return null;
+  const last = Math.min(offset + answer.sites.length, total);
+  return el('nav', { class: 'pager', 'aria-label': 'Pages of call sites' },
+    el('button', { type: 'button', disabled: offset === 0, onclick: () => navigate({ offset: offset - PAGE > 0 ? String(offset - PAGE) : null, open: null }) }, '‹ Previous'),
+    el('span', { id: 'sites-page' }, `${integer(offset + 1)}–${integer(last)} of ${integer(total)}`),
+    el('button', { type: 'button', disabled: last >= total, onclick: () => navigate({ offset: String(offset + PAGE), open: null }) }, 'Next ›'));
+}
+
 export async function renderSites(root, state, navigate) {
-  const sort = SORTS.includes(state.sort) ? state.sort : 'leaked';
-  const answer = await api.sites(state.dump, sort, 0, PAGE);
+  let sort = SORTS.includes(state.sort) ? state.sort : 'leaked';
+  if (sort === 'live' && state.at === undefined) sort = 'leaked';
+  const offset = /^\d+$/.test(state.offset ?? '') ? Number(state.offset) : 0;
+  const columns = state.at !== undefined ? [...COLUMNS, LIVE] : COLUMNS;
+  const answer = await api.sites(state.dump, { sort, offset, limit: PAGE, ...rangeParams(state), at: state.at, spark: SPARK });
   const head = el('tr', {},
     el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
-    COLUMNS.map((c) => el('th', { scope: 'col', class: 'num', 'aria-sort': c.sort === sort ? 'descending' : 'none' },
-      el('button', { type: 'button', onclick: () => navigate({ sort: c.sort, open: null }) }, c.label))));
-  const body = el('tbody', {}, answer.sites.map((s) => row(s, state, navigate)));
-  root.replaceChildren(
+    columns.map((c) => el('th', { scope: 'col', class: 'num', 'aria-sort': c.sort === sort ? 'descending' : 'none' },
+      el('button', { type: 'button', onclick: () => navigate({ sort: c.sort, open: null, offset: null }) }, c.label))),
+    el('th', { scope: 'col', title: 'Live bytes of the site over the range, scaled to its own highest' }, 'Live over time'));
+  const body = el('tbody', {}, answer.sites.map((s) => row(s, columns, state, navigate)));
+  root.replaceChildren(...[
     el('h2', {}, 'Call sites'),
     el('p', { class: 'detail' },
-      `${integer(answer.total)} sites with a non-zero figure, sorted by ${sort}` +
-      (answer.total > PAGE ? `; the first ${PAGE} are shown.` : '.') + ' Click a row for its backtrace.'),
+      `${integer(answer.total)} sites with a non-zero figure, sorted by ${sort}.` +
+      (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its backtrace.'),
     answer.sites.length === 0
       ? el('p', { class: 'empty' }, 'No call site has a non-zero figure for this sort.')
-      : el('table', { class: 'sites' }, el('thead', {}, head), body));
+      : el('table', { class: 'sites grid' }, el('thead', {}, head), body),
+    pager(answer, navigate)].filter(Boolean));
 }

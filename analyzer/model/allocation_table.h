@@ -1,0 +1,172 @@
+// Every heap allocation of one dump as columns, for `memrec view`'s range and
+// instant queries (model/allocation_queries.h). Filled during view's replay as
+// an OrderedEventSink (rows in the merged order of their allocation); `report`
+// never builds it: its model stays the streaming StackReplay.
+// 36 bytes an allocation, indexes included (docs/api.md "The allocation table").
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "load/ordered_events.h"
+#include "model/address_map.h"
+#include "model/heap_event.h"
+
+namespace memrec::analyzer {
+
+inline constexpr std::uint64_t kNeverFreed = std::numeric_limits<std::uint64_t>::max();
+inline constexpr std::uint32_t kNoSite = std::numeric_limits<std::uint32_t>::max();
+inline constexpr std::uint32_t kNoRow = std::numeric_limits<std::uint32_t>::max();
+
+// The state after a prefix of the merged event sequence, saved every
+// kCheckpointEvents events, with the highest heap reached in the block of
+// events that follows it.
+struct HeapCheckpoint {
+  std::uint32_t rows = 0;   // allocations done
+  std::uint32_t frees = 0;  // frees done (free_order prefix)
+  std::uint64_t heap_bytes = 0;
+  std::uint64_t live_count = 0;
+  std::uint64_t block_max_bytes = 0;        // the highest heap after any event of the block
+  std::uint64_t block_max_alloc_bytes = 0;  // ... after an allocation of the block (0: none)
+  std::uint32_t block_max_alloc_at = 0;     // the event after which that was first reached
+};
+
+class AllocationTable {
+ public:
+  static constexpr std::uint32_t kCheckpointEvents = 1024;
+  static constexpr std::uint32_t kSkipRows = 256;  // rows per entry of the skip index
+
+  std::size_t rows() const { return alloc_delta_.size(); }
+  std::size_t frees() const { return free_order_.size(); }
+  std::uint64_t events() const { return rows() + frees(); }
+
+  // Absolute CLOCK_MONOTONIC ns, as in the dump.
+  std::uint64_t alloc_ns(std::uint32_t row) const {
+    const std::uint64_t base = alloc_base_[row / kTimeBlock];
+    if ((base >> 63) != 0) [[unlikely]]
+      return alloc_wide_[(base & ~(1ull << 63)) + row % kTimeBlock];
+    return base + alloc_delta_[row];
+  }
+  std::uint64_t free_ns(std::uint32_t row) const { return free_ns_[row]; }  // kNeverFreed: live at the end
+  std::uint64_t size(std::uint32_t row) const {
+    const std::uint32_t s = size_[row];
+    return s != kBigSize ? s : big_sizes_.at(row);
+  }
+  std::uint32_t site(std::uint32_t row) const { return site_[row]; }  // kNoSite before set_sites
+  std::uint64_t address(std::uint32_t row) const;
+  std::uint32_t thread(std::uint32_t row) const;  // LoadedDump::threads index
+  // Freed by its own thread before that thread allocated again (the report's "temporary").
+  bool temporary(std::uint32_t row) const { return (meta_[row] >> 63) != 0; }
+  // Its "free" was another allocation at its address (the real free was not recorded).
+  bool replaced(std::uint32_t row) const;
+
+  // The k-th free in merged order: its row and time.
+  std::uint32_t free_row(std::uint32_t k) const { return free_order_[k]; }
+  std::uint64_t free_time(std::uint32_t k) const { return free_ns_[free_order_[k]]; }
+  // How many rows were allocated before the k-th free in merged order: those
+  // allocated earlier than it, except where a thread allocated and freed at
+  // the same ns (an exception, kept sparse). That makes the merge exact.
+  std::uint32_t rows_before_free(std::uint32_t k) const;
+  // Whether, after `rows_done` allocations, the k-th free comes before the next one.
+  bool free_comes_first(std::uint32_t k, std::uint32_t rows_done) const {
+    if (rows_done == rows()) return true;
+    if (!free_after_.empty()) return free_after_[k] <= rows_done;
+    if (!free_exceptions_.empty()) [[unlikely]] {
+      if (const auto e = free_exception(k)) return *e <= rows_done;
+    }
+    return alloc_ns(rows_done) >= free_time(k);
+  }
+
+  // Realloc links: the row a realloc replaced, and the row that replaced it.
+  std::optional<std::uint32_t> realloc_from(std::uint32_t row) const;
+  std::optional<std::uint32_t> realloc_to(std::uint32_t row) const;
+
+  const std::vector<std::uint64_t>& unmatched_free_ns() const { return unmatched_free_ns_; }  // sorted
+  const std::vector<std::uint64_t>& replaced_ns() const { return replaced_ns_; }              // sorted
+  // Anonymous-memory events: not heap, but one opens a report's window (its peak candidate).
+  const std::vector<std::uint64_t>& mmap_ns() const { return mmap_ns_; }  // sorted
+
+  // Per-site rows (CSR), ascending, so also by allocation time.
+  std::pair<const std::uint32_t*, const std::uint32_t*> site_rows(std::uint32_t site) const;
+  std::size_t sites() const { return site_offsets_.empty() ? 0 : site_offsets_.size() - 1; }
+
+  const std::vector<HeapCheckpoint>& checkpoints() const { return checkpoints_; }
+  // The latest free time among rows [i × kSkipRows, (i + 1) × kSkipRows).
+  std::uint64_t skip_max_free(std::size_t i) const { return skip_max_free_[i]; }
+
+  // The stack id of each row (until set_sites) and its replacement by a site.
+  std::uint32_t stack(std::uint32_t row) const { return site_[row]; }
+  // Maps every row's stack id to its call site (kNoSite if not in `site_of_stack`)
+  // and builds the per-site index; `sites` is the number of sites.
+  void set_sites(const std::unordered_map<std::uint32_t, std::uint32_t>& site_of_stack, std::uint32_t sites);
+
+  // Bytes held, all columns and indexes included.
+  std::uint64_t memory_bytes() const;
+
+ private:
+  friend class AllocationTableBuilder;
+  static constexpr std::uint32_t kBigSize = std::numeric_limits<std::uint32_t>::max();
+  static constexpr std::uint64_t kAddrBits = 48;
+  static constexpr std::uint64_t kAddrMask = (1ull << kAddrBits) - 1;
+  static constexpr std::uint32_t kThreadMask = (1u << 15) - 1;
+  static constexpr std::uint32_t kTimeBlock = 256;  // rows per base of alloc_delta_
+
+  std::optional<std::uint32_t> free_exception(std::uint32_t k) const;
+
+  // Allocation times: a base per kTimeBlock rows plus a 32-bit delta; a block
+  // spanning 2^32 ns or more has bit 63 of its base set and its times in alloc_wide_.
+  std::vector<std::uint64_t> alloc_base_;
+  std::vector<std::uint32_t> alloc_delta_;
+  std::vector<std::uint64_t> alloc_wide_;
+  std::vector<std::uint64_t> free_ns_;
+  std::vector<std::uint32_t> size_;
+  std::vector<std::uint32_t> site_;
+  std::vector<std::uint64_t> meta_;  // address (48 bits) | thread (15 bits) << 48 | temporary << 63
+  std::vector<std::uint32_t> free_order_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> free_exceptions_;  // (k, rows before it), sorted
+  // Instead of the exceptions when they are most frees (a clock coarser than
+  // the allocator: a thread's malloc and free share their ns): rows before each free.
+  std::vector<std::uint32_t> free_after_;
+  std::unordered_map<std::uint32_t, std::uint64_t> big_sizes_;            // sizes >= 4 GiB - 1
+  std::unordered_map<std::uint32_t, std::uint64_t> big_addrs_;            // addresses >= 2^48 - 1
+  std::unordered_map<std::uint32_t, std::uint32_t> big_threads_;          // thread indices >= 32767
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_from_;  // (from, to), sorted
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_to_;    // (to, from), sorted
+  std::vector<std::uint32_t> replaced_rows_;                              // sorted
+  std::vector<std::uint64_t> unmatched_free_ns_;
+  std::vector<std::uint64_t> replaced_ns_;
+  std::vector<std::uint64_t> mmap_ns_;
+  std::vector<std::uint32_t> site_offsets_;
+  std::vector<std::uint32_t> site_rows_;
+  std::vector<std::uint64_t> skip_max_free_;
+  std::vector<HeapCheckpoint> checkpoints_;
+};
+
+// The sink that fills a table during the replay; finish() builds the indexes.
+class AllocationTableBuilder final : public OrderedEventSink {
+ public:
+  void on_event(const HeapEvent& event, std::uint32_t thread) override;
+  AllocationTable finish();
+
+ private:
+  void on_alloc(const HeapEvent& e, std::uint32_t thread);
+  void on_free(const HeapEvent& e, std::uint32_t thread);
+  void release(std::uint32_t row, std::uint64_t time_ns);
+  void pack_times();
+  void build_checkpoints();
+
+  AllocationTable t_;
+  AddressMap live_;                             // address -> row (in LiveBlock::size)
+  std::vector<std::uint64_t> last_addr_;        // by thread: its latest allocated address, while live
+  std::vector<std::uint32_t> realloc_pending_;  // by thread: the row its realloc just freed
+  std::vector<std::uint64_t> alloc_ns_;         // until finish() packs them
+  std::vector<std::uint32_t> free_after_;       // by free: rows before it (kept by finish() if needed)
+  std::uint32_t run_start_ = 0;                 // the first row allocated at the latest allocation's time
+  std::uint64_t last_time_ns_ = 0;
+};
+
+}  // namespace memrec::analyzer

@@ -1,0 +1,142 @@
+// /export reloads the dump from its file through `memrec export`'s own code
+// (export/export_command.h), so a download is byte for byte the CLI's file;
+// the reload costs the dump's load time, which a download can afford.
+// /diff/flame merges two dumps' flamegraphs by frame label.
+#include <algorithm>
+#include <array>
+#include <string_view>
+#include <variant>
+
+#include "exit_codes.h"
+#include "export/export_command.h"
+#include "server/flame_tree.h"
+#include "server/view_api.h"
+#include "server/view_params.h"
+
+namespace memrec::analyzer::server {
+namespace {
+
+using nlohmann::json;
+
+struct FormatInfo {
+  std::string_view name;
+  std::string_view extension;
+  std::string_view content_type;
+};
+constexpr std::array<FormatInfo, 6> kFormats = {{
+    {"pprof", "pb.gz", "application/gzip"},
+    {"collapsed", "folded", "text/plain; charset=utf-8"},
+    {"svg", "svg", "image/svg+xml"},
+    {"massif", "massif", "text/plain; charset=utf-8"},
+    {"heaptrack", "heaptrack", "application/octet-stream"},
+    {"json", "json", "application/json; charset=utf-8"},
+}};
+
+// The file name without directory and `.dat`, safe inside a quoted header value.
+std::string dump_stem(const std::string& path) {
+  std::string name = path.substr(path.rfind('/') == std::string::npos ? 0 : path.rfind('/') + 1);
+  if (name.size() > 4 && name.ends_with(".dat")) name.resize(name.size() - 4);
+  for (char& c : name) {
+    const bool plain =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+    if (!plain) c = '_';
+  }
+  return name.empty() ? std::string("memrec") : name;
+}
+
+using DiffTree = FlameTree<2>;  // value[0] the base, value[1] the new dump
+
+std::uint64_t flame_value(const CallSite& s, std::string_view metric) {
+  if (metric == "leaked") return s.runtime ? 0 : s.leaked_bytes;
+  if (metric == "peak") return s.peak_bytes;
+  if (metric == "allocated") return s.allocated_bytes;
+  if (metric == "allocations") return s.allocations;
+  return s.temporary;
+}
+
+void add_sites(DiffTree& tree, const CallSites& cs, std::string_view metric, std::size_t slot) {
+  for (const CallSite& s : cs.sites) {
+    const std::uint64_t v = flame_value(s, metric);
+    if (v != 0) tree.add(cs, s, v, slot);
+  }
+}
+
+json diff_json(const std::vector<DiffTree::Node>& nodes, std::uint32_t at, std::uint64_t min_value,
+               std::uint64_t& pruned) {
+  const DiffTree::Node& n = nodes[at];
+  json children = json::array();
+  for (const auto& [name, child] : n.children) {
+    if (std::max(nodes[child].value[0], nodes[child].value[1]) < min_value) {
+      ++pruned;
+      continue;
+    }
+    children.push_back(diff_json(nodes, child, min_value, pruned));
+  }
+  return {{"name", n.name}, {"base", n.value[0]}, {"new", n.value[1]}, {"children", std::move(children)}};
+}
+
+}  // namespace
+
+ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
+  const std::string format = param("format").value_or("");
+  const auto info =
+      std::find_if(kFormats.begin(), kFormats.end(), [&](const FormatInfo& f) { return f.name == format; });
+  if (info == kFormats.end()) {
+    return fail(400, "Unknown format '" + format.substr(0, 40) +
+                         "': use one of pprof, collapsed, svg, massif, heaptrack, json.");
+  }
+  ExportOptions options;
+  options.files = {d.report.dump.path};
+  options.format = format;
+  options.metric = param("metric").value_or("allocated");
+  options.debug_dirs = data.export_options.debug_dirs;
+  options.threads = data.export_options.threads;
+  for (const char* name : {"from", "to"}) {
+    if (const auto text = param(name)) {
+      if (!parse_count(*text, ~0ull))
+        return fail(400, std::string(name) + " must be a whole number of ns since the dump's start.");
+      (std::string_view(name) == "from" ? options.from : options.to) = *text + "ns";
+    }
+  }
+  ExportResult res = build_export(options);
+  if (res.exit_code == kExitUsage) return fail(400, res.error + ".");
+  if (res.exit_code != kExitOk) return fail(res.exit_code == kExitBadInput ? 409 : 500, res.error + ".");
+  ApiAnswer answer;
+  answer.file = ApiFile{std::move(res.data), std::string(info->content_type),
+                        dump_stem(d.report.dump.path) + "." + std::string(info->extension)};
+  return answer;
+}
+
+ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
+  const auto base_id = param("base");
+  const auto new_id = param("new");
+  if (!base_id || !new_id) return fail(400, "diff/flame needs base=ID and new=ID (dump ids from /api/dumps).");
+  const auto base = find_dump(data, *base_id);
+  if (const auto* e = std::get_if<ApiError>(&base)) return fail(*e);
+  const auto next = find_dump(data, *new_id);
+  if (const auto* e = std::get_if<ApiError>(&next)) return fail(*e);
+  const std::string metric = param("metric").value_or("leaked");
+  if (metric != "leaked" && metric != "peak" && metric != "allocated" && metric != "allocations" &&
+      metric != "temporary") {
+    return fail(400, "Unknown metric '" + metric.substr(0, 40) +
+                         "': use one of leaked, peak, allocated, allocations, temporary.");
+  }
+  DiffTree tree;
+  add_sites(tree, std::get<const ViewDump*>(base)->report.sites, metric, 0);
+  add_sites(tree, std::get<const ViewDump*>(next)->report.sites, metric, 1);
+  const auto& root_node = tree.nodes[0];
+  std::uint64_t pruned = 0;
+  json root = diff_json(tree.nodes, 0, std::max(root_node.value[0], root_node.value[1]) / 2000, pruned);
+  return ok({{"metric", metric},
+             {"base", std::stoull(*base_id)},
+             {"new", std::stoull(*new_id)},
+             {"base_total", root_node.value[0]},
+             {"new_total", root_node.value[1]},
+             {"pruned", pruned},
+             {"root", std::move(root)}});
+}
+
+}  // namespace memrec::analyzer::server

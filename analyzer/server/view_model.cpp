@@ -1,0 +1,76 @@
+// Range figures are computed from the allocation table with the report's
+// window rules, so they equal `memrec report --from --to` (the tests compare).
+#include "server/view_model.h"
+
+#include <algorithm>
+
+namespace memrec::analyzer::server {
+
+std::shared_ptr<const RangeFigures> RangeCache::find(const TimeWindow& w) const {
+  const std::lock_guard lock(mu_);
+  for (const auto& e : entries_) {
+    if (e->window.from_ns == w.from_ns && e->window.to_ns == w.to_ns) return e;
+  }
+  return nullptr;
+}
+
+void RangeCache::put(std::shared_ptr<const RangeFigures> figures) {
+  const std::lock_guard lock(mu_);
+  if (entries_.size() == kEntries) entries_.erase(entries_.begin());
+  entries_.push_back(std::move(figures));
+}
+
+void index_site_text(ViewDump& dump) {
+  const CallSites& s = dump.report.sites;
+  dump.site_text.clear();
+  dump.site_text.reserve(s.sites.size());
+  dump.site_label.clear();
+  for (const CallSite& site : s.sites) {
+    dump.site_label.push_back(site.frames.empty() ? std::string() : frame_label(s.frames[site.frames[0]]));
+    std::string text;
+    for (const std::uint32_t f : site.frames) {
+      const SiteFrame& frame = s.frames[f];
+      if (!frame.function.empty()) text += frame.function + "\n";
+      if (!frame.module.empty()) text += frame.module + "\n";
+    }
+    dump.site_text.push_back(std::move(text));
+  }
+}
+
+CallSite with_figures(const CallSite& site, const SiteFigures& f) {
+  CallSite out = site;
+  out.allocations = f.allocations;
+  out.allocated_bytes = f.allocated_bytes;
+  out.temporary = f.temporary;
+  out.leaked_bytes = f.leaked_bytes;
+  out.leaked_count = f.leaked_count;
+  out.peak_bytes = f.peak_bytes;
+  return out;
+}
+
+std::shared_ptr<const RangeFigures> range_figures(const ViewDump& dump, const TimeWindow& window) {
+  if (auto hit = dump.cache->find(window)) return hit;
+  auto out = std::make_shared<RangeFigures>();
+  WindowFigures w = window_figures(dump.table, window);
+  out->window = window;
+  out->totals = w.totals;
+  out->sites = std::move(w.sites);
+  out->peak_at = w.peak_at;
+  if (out->totals.peak_time_ns != 0) out->rss_at_peak_bytes = rss_at(dump.report.dump, out->totals.peak_time_ns);
+  const auto& sites = dump.report.sites.sites;
+  for (std::size_t i = 0; i < sites.size() && i < out->sites.size(); ++i) {
+    const SiteFigures& f = out->sites[i];
+    if (sites[i].runtime) {
+      out->runtime_retained_bytes += f.leaked_bytes;
+      out->runtime_retained_count += f.leaked_count;
+      out->peak_runtime_bytes += f.peak_bytes;
+    } else {
+      out->leaked_bytes += f.leaked_bytes;
+      out->leaked_count += f.leaked_count;
+    }
+  }
+  dump.cache->put(out);
+  return out;
+}
+
+}  // namespace memrec::analyzer::server

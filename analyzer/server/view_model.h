@@ -1,0 +1,66 @@
+// What `memrec view` holds per dump: the report (symbolized call sites, the
+// whole-dump figures), the allocation table, and a small cache of range
+// figures, since one page asks summary, timeline, sites and flame of the same
+// range. Built once by view_command.cpp; read concurrently by the handlers.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/allocation_queries.h"
+#include "model/allocation_table.h"
+#include "reports/heap_report.h"
+
+namespace memrec::analyzer::server {
+
+// The report's figures over one range, per site too.
+struct RangeFigures {
+  TimeWindow window;  // absolute, both ends included
+  HeapTotals totals;
+  std::vector<SiteFigures> sites;  // by site id
+  EventCursor peak_at;
+  std::optional<std::uint64_t> rss_at_peak_bytes;
+  std::uint64_t leaked_bytes = 0;  // program sites
+  std::uint64_t leaked_count = 0;
+  std::uint64_t runtime_retained_bytes = 0;
+  std::uint64_t runtime_retained_count = 0;
+  std::uint64_t peak_runtime_bytes = 0;
+};
+
+class RangeCache {
+ public:
+  std::shared_ptr<const RangeFigures> find(const TimeWindow& w) const;
+  void put(std::shared_ptr<const RangeFigures> figures);
+
+ private:
+  static constexpr std::size_t kEntries = 8;
+  mutable std::mutex mu_;
+  std::vector<std::shared_ptr<const RangeFigures>> entries_;  // most recent last
+};
+
+struct ViewDump {
+  HeapReport report;
+  AllocationTable table;
+  std::vector<std::string> site_text;   // per site: its frames' functions and modules, one a line (for `match`)
+  std::vector<std::string> site_label;  // per site: its innermost frame's label (ties in rankings)
+  std::unique_ptr<RangeCache> cache = std::make_unique<RangeCache>();
+
+  std::uint64_t start_ns() const { return report.dump.header.start_mono_ns; }
+  // The dump's last time, absolute: the default end of a range.
+  std::uint64_t end_ns() const { return start_ns() + report.duration_ns; }
+};
+
+// Fills the per-site match text and labels once the report's sites are known.
+void index_site_text(ViewDump& dump);
+
+// The figures of [window.from_ns, window.to_ns] (absolute), cached.
+std::shared_ptr<const RangeFigures> range_figures(const ViewDump& dump, const TimeWindow& window);
+
+// A site's report row with the range's figures in place of the whole dump's.
+CallSite with_figures(const CallSite& site, const SiteFigures& figures);
+
+}  // namespace memrec::analyzer::server

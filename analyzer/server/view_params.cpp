@@ -1,0 +1,80 @@
+// Times on the wire are ns since the dump's start; the model's are absolute,
+// so every time is shifted here once. Sums that could overflow are refused.
+#include "server/view_params.h"
+
+#include <charconv>
+#include <limits>
+
+namespace memrec::analyzer::server {
+namespace {
+
+constexpr std::size_t kMaxIdDigits = 9;
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value > max) return std::nullopt;
+  return value;
+}
+
+std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const std::string& id) {
+  if (id.size() > kMaxIdDigits) return ApiError{400, "The dump id is too long."};
+  const auto n = parse_count(id, ~0ull);
+  if (!n) return ApiError{400, "The dump id must be a number."};
+  if (*n >= data.dumps.size()) return ApiError{404, "No dump has id " + id + "."};
+  return &data.dumps[*n];
+}
+
+std::variant<std::uint64_t, ApiError> count_param(const ParamFn& param, const std::string& name, std::uint64_t min,
+                                                  std::uint64_t max, std::uint64_t fallback) {
+  const auto text = param(name);
+  if (!text) return fallback;
+  const auto n = parse_count(*text, max);
+  if (!n || *n < min) {
+    return ApiError{400,
+                    name + " must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + "."};
+  }
+  return *n;
+}
+
+std::variant<std::optional<std::uint64_t>, ApiError> time_param(const ViewDump& dump, const ParamFn& param,
+                                                                const std::string& name) {
+  const auto text = param(name);
+  if (!text) return std::optional<std::uint64_t>();
+  const std::uint64_t max = std::numeric_limits<std::uint64_t>::max() - dump.start_ns();
+  const auto n = parse_count(*text, max);
+  if (!n) {
+    return ApiError{
+        400, name + " must be a whole number of ns since the dump's start, at most " + std::to_string(max) + "."};
+  }
+  return std::optional<std::uint64_t>(dump.start_ns() + *n);
+}
+
+std::variant<TimeWindow, ApiError> range_param(const ViewDump& dump, const ParamFn& param) {
+  const auto from = time_param(dump, param, "from");
+  if (const auto* e = std::get_if<ApiError>(&from)) return *e;
+  const auto to = time_param(dump, param, "to");
+  if (const auto* e = std::get_if<ApiError>(&to)) return *e;
+  TimeWindow w;
+  w.from_ns = std::get<0>(from).value_or(dump.start_ns());
+  w.to_ns = std::get<0>(to).value_or(std::max(dump.end_ns(), w.from_ns));
+  if (w.from_ns > w.to_ns) return ApiError{400, "from must not be after to."};
+  return w;
+}
+
+nlohmann::json range_json(const ViewDump& dump, const TimeWindow& w) {
+  return {{"from_ns", w.from_ns - dump.start_ns()}, {"to_ns", w.to_ns - dump.start_ns()}};
+}
+
+std::string top_label(const CallSites& sites, std::size_t site) {
+  const CallSite& s = sites.sites[site];
+  return s.frames.empty() ? std::string() : frame_label(sites.frames[s.frames[0]]);
+}
+
+}  // namespace memrec::analyzer::server

@@ -1,0 +1,43 @@
+// Parameter checks shared by the API's handlers: ids, counts, times and
+// ranges, each strict (digits only, bounded); a bad one is an ApiError.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "server/view_api.h"
+
+namespace memrec::analyzer::server {
+
+inline ApiAnswer fail(int status, std::string message) {
+  return {nlohmann::json(nullptr), ApiError{status, std::move(message)}, std::nullopt};
+}
+inline ApiAnswer fail(const ApiError& e) { return {nlohmann::json(nullptr), e, std::nullopt}; }
+inline ApiAnswer ok(nlohmann::json body) { return {std::move(body), std::nullopt, std::nullopt}; }
+
+// A decimal number without sign or spaces, at most `max` (and 20 digits).
+std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max);
+
+// The dump named by a path segment, or why not.
+std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const std::string& id);
+
+// An optional count parameter: `fallback` when absent, an error when not in [min, max].
+std::variant<std::uint64_t, ApiError> count_param(const ParamFn& param, const std::string& name, std::uint64_t min,
+                                                  std::uint64_t max, std::uint64_t fallback);
+
+// ?from&to as an absolute window of `dump` (default: its whole run).
+std::variant<TimeWindow, ApiError> range_param(const ViewDump& dump, const ParamFn& param);
+// A time parameter (ns since the dump's start) as absolute ns; nullopt if absent.
+std::variant<std::optional<std::uint64_t>, ApiError> time_param(const ViewDump& dump, const ParamFn& param,
+                                                                const std::string& name);
+
+// {"from_ns", "to_ns"} relative to the dump's start.
+nlohmann::json range_json(const ViewDump& dump, const TimeWindow& window);
+
+// A frame's label, of the site's innermost frame ("" without frames).
+std::string top_label(const CallSites& sites, std::size_t site);
+
+}  // namespace memrec::analyzer::server

@@ -1,0 +1,79 @@
+// Several dumps in one memrec view: diff_leak_base and diff_leak_extra (the
+// same program, the second leaking 1 × 3333 more from leak_extra) and
+// fork_child's parent and child. The dump list groups the forked child under
+// its parent, and the diff flamegraph of base and extra grows by exactly 3333.
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { closeView, getJson, images, program, record, openView, rendered, requireFiles, scratch } from './support.mjs';
+
+let view; // memrec view and the browser page on it
+let baseUrl;
+let page;
+let dumps;
+
+before(async () => {
+  requireFiles(program('diff_leak_base'), program('diff_leak_extra'), program('fork_child'));
+  const dir = scratch();
+  const files = [
+    ...record(dir, 'diff_leak_base', [program('diff_leak_base')]),
+    ...record(dir, 'diff_leak_extra', [program('diff_leak_extra')]),
+    ...record(dir, 'fork_child', [program('fork_child')]),
+  ];
+  assert.equal(files.length, 4, 'fork_child writes a dump for its parent and one for its child');
+  view = await openView(files);
+  ({ baseUrl, page } = view);
+  ({ dumps } = await getJson(baseUrl, '/api/dumps'));
+});
+
+after(() => closeView(view));
+
+test('with several dumps the page opens on the list, children under their parent', async () => {
+  await page.goto(`${baseUrl}/`);
+  await rendered(page);
+  const table = page.getByRole('table', { name: 'Dumps' });
+  await table.waitFor();
+  const rows = await table.locator('tbody tr').allTextContents();
+  assert.equal(rows.length, 4);
+  const parent = dumps.find((d) => d.exe.endsWith('/fork_child') && dumps.some((c) => c.ppid === d.pid));
+  const child = dumps.find((d) => d.ppid === parent.pid);
+  const at = (d) => rows.findIndex((r) => r.includes(String(d.pid)));
+  assert.equal(at(child), at(parent) + 1, 'the child right under its parent');
+  assert.match(rows[at(child)], /^└ fork_child\s*fork/);
+  const cells = await table.locator('tbody tr').nth(at(parent)).getByRole('cell').allTextContents();
+  assert.equal(cells[1], String(parent.pid));
+  assert.equal(cells[5], '7.06 KiB', '1234 + 2 × 3000 leaked');
+  assert.equal(await table.locator('tbody tr').nth(at(parent)).getByRole('cell').nth(5).locator('span').getAttribute('title'), '7,234 bytes');
+  await page.screenshot({ path: join(images, 'view-dumps.png'), fullPage: true });
+
+  await table.locator('tbody tr').nth(at(child)).getByRole('link').click();
+  await page.waitForURL(new RegExp(`#/overview\\?dump=${child.id}$`));
+  await rendered(page);
+  assert.match(await page.getByRole('region', { name: 'Leaked' }).textContent(), /6,000 bytes in 3 blocks/);
+});
+
+test('the diff flamegraph shows what grew in red, with exact figures', async () => {
+  const base = dumps.find((d) => d.exe.endsWith('/diff_leak_base'));
+  const extra = dumps.find((d) => d.exe.endsWith('/diff_leak_extra'));
+  await page.goto(`${baseUrl}/#/diff?base=${base.id}&new=${extra.id}&metric=leaked`);
+  await rendered(page);
+  await page.getByRole('img', { name: 'Diff flamegraph of leaked' }).waitFor();
+  assert.match(await page.locator('#diff-summary').textContent(), /^base 2,000 bytes, new 5,333 bytes: \+3,333 bytes/);
+  const box = await page.getByRole('img', { name: 'Diff flamegraph of leaked' }).boundingBox();
+  await page.mouse.move(box.x + 5, box.y + 9);
+  await page.waitForFunction(() => /^all: base/.test(document.getElementById('diff-info')?.textContent ?? ''));
+  assert.equal(await page.locator('#diff-info').textContent(), 'all: base 2,000 bytes, new 5,333 bytes (+3,333 bytes)');
+  await page.screenshot({ path: join(images, 'view-diff.png'), fullPage: true });
+
+  await page.getByRole('searchbox', { name: 'Search functions' }).fill('leak_extra');
+  await page.getByRole('searchbox', { name: 'Search functions' }).press('Enter');
+  await page.waitForURL(/q=leak_extra/);
+  await rendered(page);
+  await page.locator('#diff-match').waitFor();
+  assert.equal(await page.locator('#diff-match').textContent(), '“leak_extra”: base 0 bytes, new 3,333 bytes (+3,333 bytes)');
+
+  // Swapped, the same frames shrink.
+  await page.getByRole('combobox', { name: 'Base' }).selectOption(String(extra.id));
+  await page.getByRole('combobox', { name: 'New' }).selectOption(String(base.id));
+  await page.waitForFunction(() => /−3,333 bytes/.test(document.getElementById('diff-summary')?.textContent ?? ''));
+});

@@ -1,0 +1,117 @@
+// Shared by the browser tests: paths in the build, recording a test program
+// under `memrec run`, serving dumps with `memrec view --port 0`, and a page in
+// Debian's chromium (playwright-core, headless) that fails the test on any
+// script error or dialog. MEMREC_BUILD_DIR (default <repo>/build) must be built.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+
+export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+export const buildDir = resolve(process.env.MEMREC_BUILD_DIR || join(repo, 'build'));
+export const memrec = join(buildDir, 'analyzer', 'memrec');
+export const program = (name) => join(buildDir, 'tests', 'programs', name);
+// docs/images/ by default, to refresh the docs; scripts/test points this at its results.
+export const images = resolve(process.env.MEMREC_SCREENSHOT_DIR || join(repo, 'docs', 'images'));
+const chromiumPath = process.env.MEMREC_CHROMIUM || '/usr/bin/chromium';
+
+export function requireFiles(...paths) {
+  for (const path of [memrec, chromiumPath, ...paths]) {
+    assert.ok(existsSync(path), `${path} is missing: build memrec (MEMREC_BUILD_DIR) and install chromium (scripts/setup)`);
+  }
+  mkdirSync(images, { recursive: true });
+}
+
+export const scratch = () => mkdtempSync(join(tmpdir(), 'memrec-browser-'));
+
+// Runs `argv` under memrec run in `dir`; returns the dumps it wrote, by name.
+export function record(dir, name, argv) {
+  const output = join(dir, `${name}.%p.dat`);
+  const run = spawnSync(memrec, ['run', '--output', output, '--', ...argv], { encoding: 'utf8' });
+  assert.equal(run.status, 0, `${argv.join(' ')}: ${run.stderr}`);
+  const files = readdirSync(dir).filter((f) => f.startsWith(`${name}.`) && f.endsWith('.dat')).sort();
+  assert.ok(files.length > 0, `${name} wrote no dump`);
+  return files.map((f) => join(dir, f));
+}
+
+function startView(dumps) {
+  return new Promise((resolvePromise, reject) => {
+    const proc = spawn(memrec, ['view', '--port', '0', '--no-progress', ...dumps], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    const timer = setTimeout(() => reject(new Error(`memrec view printed no URL in 30 s: ${out} ${err}`)), 30000);
+    proc.stdout.on('data', (chunk) => {
+      out += chunk;
+      const match = out.match(/http:\/\/127\.0\.0\.1:(\d+)\//);
+      if (match) {
+        clearTimeout(timer);
+        resolvePromise({ proc, url: match[0].replace(/\/$/, '') });
+      }
+    });
+    proc.stderr.on('data', (chunk) => { err += chunk; });
+    proc.on('exit', (code) => reject(new Error(`memrec view exited ${code}: ${err}`)));
+  });
+}
+
+// A browser and one page; `dialogs` collects every alert/confirm/prompt, and
+// `errors` every uncaught script error and CSP violation, so a test can assert there were none.
+async function openPage() {
+  const browser = await chromium.launch({
+    executablePath: chromiumPath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update',
+      '--disable-sync', '--no-first-run', '--no-proxy-server'],
+  });
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  const dialogs = [];
+  const errors = [];
+  page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss().catch(() => {}); });
+  page.on('pageerror', (e) => { errors.push(e.message); });
+  // A 4xx from the API is logged too: only a blocked script or style counts.
+  page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) errors.push(m.text()); });
+  return { browser, page, dialogs, errors };
+}
+
+// Waits until the page shows the view of its current hash (app.js marks it).
+export async function rendered(page) {
+  await page.waitForFunction(() => {
+    const main = document.getElementById('view');
+    return main.dataset.rendered === location.hash && !main.hasAttribute('aria-busy');
+  });
+}
+
+// GET from memrec view in node (no proxy: node's fetch ignores http_proxy).
+export async function getJson(baseUrl, path) {
+  const response = await fetch(`${baseUrl}${path}`);
+  assert.equal(response.status, 200, `${path}: HTTP ${response.status} ${await response.clone().text()}`);
+  return response.json();
+}
+
+// The pixel x on a timeline chart of time `ns`, for a chart whose x axis runs
+// from the first bucket's start to the last one's (uPlot's default range).
+export async function timelineX(page, timeline, ns, chartIndex = 0) {
+  const over = page.locator('.chart .u-over').nth(chartIndex);
+  const box = await over.boundingBox();
+  const first = timeline.time_ns[0];
+  const last = timeline.time_ns[timeline.time_ns.length - 1];
+  return { x: box.x + (box.width * (ns - first)) / (last - first), y: box.y + box.height / 2 };
+}
+
+// `memrec view` on `dumps` and a browser page: {server, baseUrl, browser, page,
+// dialogs, errors}. closeView ends both and asserts that no script error, CSP
+// violation or dialog happened in any test of the file.
+export async function openView(dumps) {
+  const { proc, url } = await startView(dumps);
+  const session = await openPage();
+  return { server: proc, baseUrl: url, ...session };
+}
+
+export async function closeView(view) {
+  await view?.browser.close();
+  view?.server.kill('SIGTERM');
+  assert.deepEqual(view?.errors ?? [], [], 'no script error or CSP violation');
+  assert.deepEqual(view?.dialogs ?? [], [], 'no dialog');
+}

@@ -1,0 +1,230 @@
+// The allocation table and its range/instant queries against hand-made event
+// lists, and against StackReplay (the report's model) on random ones: every
+// window's figures must be the report's, exactly.
+#include "model/allocation_table.h"
+#include "model/allocation_queries.h"
+
+#include <doctest/doctest.h>
+
+#include <random>
+#include <unordered_map>
+#include <vector>
+
+#include "model/stack_replay.h"
+
+namespace memrec::analyzer {
+namespace {
+
+HeapEvent alloc(std::uint64_t t, std::uint64_t addr, std::uint64_t size, std::uint32_t stack = 1,
+                bool realloc = false) {
+  return HeapEvent{t, addr, size, StackId{stack}, HeapOp::kAlloc, realloc};
+}
+HeapEvent release(std::uint64_t t, std::uint64_t addr, bool realloc = false) {
+  return HeapEvent{t, addr, 0, {}, HeapOp::kFree, realloc};
+}
+
+struct Event {
+  HeapEvent e;
+  std::uint32_t thread = 0;
+};
+
+// Stacks map to sites one to one (site = stack id).
+AllocationTable build(const std::vector<Event>& events, std::uint32_t stacks = 4) {
+  AllocationTableBuilder b;
+  for (const Event& ev : events) b.on_event(ev.e, ev.thread);
+  AllocationTable t = b.finish();
+  std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
+  for (std::uint32_t s = 0; s < stacks; ++s) site_of_stack[s] = s;
+  t.set_sites(site_of_stack, stacks);
+  return t;
+}
+
+TEST_SUITE("analyzer/allocation_table") {
+  TEST_CASE("the heap at an instant counts every event at or before it") {
+    const AllocationTable t = build(
+        {{alloc(10, 0xa, 100)}, {alloc(20, 0xb, 50)}, {release(30, 0xa)}, {alloc(30, 0xc, 10)}, {release(40, 0xb)}});
+    CHECK(t.rows() == 3);
+    CHECK(cursor_at(t, 9).heap_bytes == 0);
+    CHECK(cursor_at(t, 10).heap_bytes == 100);
+    CHECK(cursor_at(t, 25).heap_bytes == 150);
+    CHECK(cursor_at(t, 30).heap_bytes == 60);
+    CHECK(cursor_at(t, 30).live_count == 2);
+    CHECK(cursor_at(t, 1000).heap_bytes == 10);
+    CHECK(cursor_before(t, 30).heap_bytes == 150);
+    CHECK(t.free_ns(0) == 30);
+    CHECK(t.free_ns(2) == kNeverFreed);
+  }
+
+  TEST_CASE("a window's peak is the highest heap after an allocation in it, the heap at its start a candidate") {
+    const AllocationTable t = build(
+        {{alloc(10, 0xa, 100)}, {alloc(20, 0xb, 50)}, {release(30, 0xa)}, {alloc(30, 0xc, 10)}, {release(40, 0xb)}});
+    WindowPeak p = window_peak(t, {0, 100});
+    CHECK(p.bytes == 150);
+    CHECK(p.time_ns == 20);
+    p = window_peak(t, {30, 100});
+    CHECK(p.bytes == 150);  // live when the window opens
+    CHECK(p.time_ns == 30);
+    p = window_peak(t, {41, 100});  // no event: the window never opens
+    CHECK(p.bytes == 0);
+    CHECK(!p.time_ns);
+    const SiteLive live = live_by_site(t, window_peak(t, {0, 100}).at);
+    CHECK(live.bytes[1] == 150);
+    CHECK(live.count[1] == 2);
+  }
+
+  TEST_CASE("a realloc links the block it released to the one it allocated") {
+    const AllocationTable t = build({{alloc(10, 0xa, 8)},
+                                     {release(20, 0xa, true), 1},
+                                     {alloc(5, 0xf, 1), 0},
+                                     {alloc(21, 0xb, 16, 2, true), 1},
+                                     {release(30, 0xb, true)},
+                                     {alloc(31, 0xc, 32, 2, true)}});
+    REQUIRE(t.rows() == 4);
+    // Rows are in the order given: 0xa, 0xf, 0xb, 0xc.
+    CHECK(!t.realloc_from(0));
+    CHECK(t.realloc_to(0) == 2u);
+    CHECK(t.realloc_from(2) == 0u);
+    CHECK(t.realloc_to(2) == 3u);
+    CHECK(t.realloc_from(3) == 2u);
+    CHECK(!t.realloc_to(3));
+    CHECK(!t.realloc_to(1));
+  }
+
+  TEST_CASE("a block freed by its thread before it allocates again is temporary") {
+    const AllocationTable t = build({{alloc(1, 0xa, 8)},
+                                     {release(2, 0xa)},
+                                     {alloc(3, 0xb, 8)},
+                                     {alloc(4, 0xc, 8)},
+                                     {release(5, 0xb)},
+                                     {alloc(6, 0xd, 8), 1},
+                                     {release(7, 0xd), 0}});
+    CHECK(t.temporary(0));
+    CHECK(!t.temporary(1));
+    CHECK(!t.temporary(3));  // freed by another thread
+  }
+
+  TEST_CASE("sparklines hold a site's live bytes at the end of each part of the range") {
+    const AllocationTable t = build({{alloc(0, 0xa, 100, 1)},
+                                     {alloc(10, 0xb, 7, 2)},
+                                     {release(50, 0xa)},
+                                     {alloc(60, 0xc, 5, 1)},
+                                     {release(99, 0xc)}});
+    // Parts of [0, 99] end at 24, 49, 74, 99.
+    const std::vector<std::uint64_t> s = site_sparklines(t, {1, 2}, {0, 99}, 4);
+    CHECK(s == std::vector<std::uint64_t>{100, 100, 5, 0, 7, 7, 7, 7});
+  }
+
+  TEST_CASE("every window's figures equal StackReplay's on random event lists") {
+    std::mt19937_64 rng(42);
+    for (int round = 0; round < 30; ++round) {
+      CAPTURE(round);
+      // Three threads, times that repeat, frees of unknown addresses,
+      // allocations over live blocks and realloc pairs.
+      std::vector<Event> events;
+      std::vector<std::uint64_t> live;
+      std::uint64_t time = 100;
+      const int n = 200 + static_cast<int>(rng() % 3000);
+      for (int i = 0; i < n; ++i) {
+        time += rng() % 3;
+        const auto thread = static_cast<std::uint32_t>(rng() % 3);
+        const std::uint64_t r = rng() % 100;
+        if (r < 45 || live.empty()) {
+          const std::uint64_t addr = (r < 3 && !live.empty()) ? live[rng() % live.size()] : 0x1000 + rng() % 5000 * 16;
+          events.push_back({alloc(time, addr, 1 + rng() % 500, static_cast<std::uint32_t>(rng() % 4)), thread});
+          live.push_back(addr);
+        } else if (r < 90) {
+          const std::size_t k = rng() % live.size();
+          events.push_back({release(time, live[k]), thread});
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+        } else if (r < 95) {
+          const std::size_t k = rng() % live.size();
+          events.push_back({release(time, live[k], true), thread});
+          live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+          time += rng() % 2;
+          const std::uint64_t addr = 0x1000 + rng() % 5000 * 16;
+          events.push_back({alloc(time, addr, 1 + rng() % 500, 3, true), thread});
+          live.push_back(addr);
+        } else {
+          events.push_back({release(time, 0xdead0000 + rng() % 7), thread});
+        }
+      }
+      const AllocationTable t = build(events);
+      for (int w = 0; w < 20; ++w) {
+        std::uint64_t a = 100 + rng() % (time - 90);
+        std::uint64_t b = 100 + rng() % (time - 90);
+        if (a > b) std::swap(a, b);
+        if (w == 0) a = 0, b = ~0ull;
+        CAPTURE(a);
+        CAPTURE(b);
+        const TimeWindow window{a, b};
+        StackReplay replay(window);
+        for (const Event& ev : events) replay.on_event(ev.e, ev.thread);
+        replay.finish();
+        const HeapTotals& want = replay.totals();
+        const WindowFigures got = window_figures(t, window);
+        CHECK(got.totals.allocations == want.allocations);
+        CHECK(got.totals.frees == want.frees);
+        CHECK(got.totals.allocated_bytes == want.allocated_bytes);
+        CHECK(got.totals.temporary == want.temporary);
+        CHECK(got.totals.peak_bytes == want.peak_bytes);
+        CHECK(got.totals.peak_time_ns == want.peak_time_ns);
+        CHECK(got.totals.leaked_bytes == want.leaked_bytes);
+        CHECK(got.totals.leaked_count == want.leaked_count);
+        CHECK(got.totals.unmatched_frees == want.unmatched_frees);
+        CHECK(got.totals.replaced_blocks == want.replaced_blocks);
+        const StackColumns& c = replay.columns();
+        for (std::uint32_t s = 0; s < 4; ++s) {
+          CAPTURE(s);
+          const bool has = s < c.size();
+          CHECK(got.sites[s].allocations == (has ? c.allocations[s] : 0));
+          CHECK(got.sites[s].allocated_bytes == (has ? c.allocated_bytes[s] : 0));
+          CHECK(got.sites[s].temporary == (has ? c.temporary[s] : 0));
+          CHECK(got.sites[s].leaked_bytes == (has ? c.leaked_bytes[s] : 0));
+          CHECK(got.sites[s].leaked_count == (has ? c.leaked_count[s] : 0));
+          CHECK(got.sites[s].peak_bytes == (has ? c.peak_bytes[s] : 0));
+        }
+      }
+      // The heap at each event's time, against a replay to that time.
+      for (int k = 0; k < 10; ++k) {
+        const std::uint64_t at = 100 + rng() % (time - 90);
+        StackReplay replay(TimeWindow{0, at});
+        for (const Event& ev : events) replay.on_event(ev.e, ev.thread);
+        const EventCursor c = cursor_at(t, at);
+        CHECK(c.heap_bytes == replay.live_bytes());
+        CHECK(c.live_count == replay.live_count());
+      }
+    }
+  }
+
+  TEST_CASE("allocation times far apart keep every ns, and the merge stays exact at equal times") {
+    // Rows 100 ms apart: a block of 256 rows spans more than 2^32 ns.
+    std::vector<Event> events;
+    for (std::uint64_t i = 0; i < 600; ++i) {
+      events.push_back({alloc(i * 100'000'000 + 7, 0x1000 + i * 16, 10)});
+      if (i % 2 == 1) events.push_back({release(i * 100'000'000 + 7, 0x1000 + i * 16)});  // same ns, same thread
+    }
+    const AllocationTable t = build(events);
+    REQUIRE(t.rows() == 600);
+    for (std::uint32_t r = 0; r < 600; ++r) CHECK(t.alloc_ns(r) == r * 100'000'000ull + 7);
+    CHECK(t.rows_before_free(0) == 2);  // after row 1, its own allocation
+    CHECK(cursor_at(t, 100'000'007).heap_bytes == 10);
+    CHECK(cursor_at(t, 59'900'000'007).heap_bytes == 300 * 10);
+    const WindowPeak p = window_peak(t, {0, ~0ull});
+    CHECK(p.bytes == 300 * 10 + 10);  // after the last odd row's allocation, before its free
+    CHECK(p.time_ns == 59'900'000'007ull);
+  }
+
+  TEST_CASE("the table stays within its memory budget per allocation") {
+    std::vector<Event> events;
+    for (std::uint64_t i = 0; i < 100000; ++i) {
+      events.push_back({alloc(i * 2, 0x1000 + (i % 4096) * 64, 1 + i % 1024, 1 + i % 3)});
+      if (i >= 4095) events.push_back({release(i * 2 + 1, 0x1000 + ((i + 1) % 4096) * 64)});
+    }
+    const AllocationTable t = build(events);
+    MESSAGE("bytes per allocation: ", t.memory_bytes() / t.rows());
+    CHECK(t.memory_bytes() / t.rows() <= 40);
+  }
+}
+
+}  // namespace
+}  // namespace memrec::analyzer
