@@ -3,27 +3,15 @@
 // (1 x 3333), and dlclose()s it. Between the two, after_dlclose() makes an
 // allocation with a new stack, and an anonymous mapping takes the hole the
 // library left, so the second load is likely at another address.
-#include <dlfcn.h>
 #include <libgen.h>
 #include <limits.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include "common.h"
+#include "load_library.h"
 
 NOINLINE static void after_dlclose(void) { free(malloc(55)); }
-
-NOINLINE static void load_call_close(const char* path) {
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (lib == NULL) {
-    fprintf(stderr, "dlopen: %s\n", dlerror());
-    exit(99);
-  }
-  void (*lib_leak)(void) = (void (*)(void))dlsym(lib, "lib_leak");
-  if (lib_leak == NULL) die("dlsym(lib_leak)");
-  lib_leak();
-  if (dlclose(lib) != 0) die("dlclose");
-}
 
 int main(void) {
   setup_stdout();

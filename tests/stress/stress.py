@@ -13,6 +13,10 @@ with `memrec info --json`, and prints one summary table.
             holds exactly its own leak
   corpus    every input in --corpus (the fuzzer's) through `memrec info` and
             `memrec report`, text and JSON: read, or rejected in one line
+  real      python3, perl, sqlite3, git, g++, redis-server and a pipeline at
+            --real-scale times the integration tests' sizes (stress_real.py)
+  faults    a full disk, `ulimit -f` and a deleted dump, --fault-repeats
+            times each at random sizes and moments (stress_real.py)
 
 Every process runs in a session of its own with a timeout; a hang fails its
 scenario. Exits 1 if any scenario (or the fuzz run passed in by scripts/stress)
@@ -33,6 +37,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from stress_real import Faults, RealPrograms
 
 TIMEOUT_S = 600
 # The recorder writes a frame at least once a second; allow the writer thread
@@ -294,6 +300,12 @@ def sweep_commands(memrec: Path) -> list[list[str]]:
             if f"  {cmd[0]} " in listed]
 
 
+def as_row(scenario: str, fn, runs: str = "1") -> Row:
+    """A stress_real scenario's (ok, details) as a Row."""
+    ok, details = fn()
+    return Row(scenario, runs, ok, details)
+
+
 def guarded(scenario: str, fn, *args) -> Row:
     began = time.monotonic()
     try:
@@ -325,7 +337,9 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=64)
     parser.add_argument("--blocks", type=int, default=20000)
     parser.add_argument("--forks", type=int, default=200)
-    parser.add_argument("--seed", type=int, default=None, help="for the kill moments (default: random)")
+    parser.add_argument("--real-scale", type=int, default=5, help="real programs at N x the test sizes (0: skip)")
+    parser.add_argument("--fault-repeats", type=int, default=10, help="runs of each fault case (0: skip)")
+    parser.add_argument("--seed", type=int, default=None, help="for the kill moments and fault sizes (default: random)")
     parser.add_argument("--corpus", type=Path, help="inputs to read with memrec (scripts/fuzz's corpus)")
     parser.add_argument("--fuzz", nargs=4, metavar=("EXIT", "SECONDS", "ELAPSED", "SUMMARY"),
                         help="the result of scripts/fuzz, for the table")
@@ -346,6 +360,16 @@ def main() -> int:
         rows.append(guarded(f"{args.threads} threads", stress.threads, args.threads, args.blocks))
         rows.append(guarded(f"{args.forks} forks", stress.forks, args.forks, "fork"))
         rows.append(guarded(f"{args.forks} forks + exec", stress.forks, args.forks, "exec"))
+        if args.real_scale > 0:
+            real = RealPrograms(stress, args.real_scale)
+            for name in ("python", "perl", "sqlite", "git", "gxx", "pipeline", "redis"):
+                rows.append(guarded(f"real: {name} x{args.real_scale}", as_row, f"real: {name} x{args.real_scale}",
+                                    getattr(real, name)))
+        if args.fault_repeats > 0:
+            faults = Faults(stress, args.fault_repeats, random.Random(seed))
+            for name, fn in (("full disk", faults.full_disk), ("ulimit -f", faults.file_limit),
+                             ("dump deleted", faults.deleted)):
+                rows.append(guarded(f"fault: {name}", as_row, f"fault: {name}", fn, f"{args.fault_repeats}"))
     print_table(rows)
     failed = sum(not r.ok for r in rows)
     print(f"stress: {len(rows) - failed} passed, {failed} failed")
