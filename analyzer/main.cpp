@@ -14,6 +14,7 @@
 #include "export/export_cli.h"
 #include "reports/info_command.h"
 #include "reports/report_command.h"
+#include "run/environment_help.h"
 #include "run/run_command.h"
 #include "server/view_command.h"
 
@@ -37,6 +38,9 @@ constexpr std::string_view kUsage =
     "  diff BASE NEW   compare two dumps call site by call site; --fail-if for CI\n"
     "  info FILE...    summarize memrec dumps (.dat): header, counts, threads, modules,\n"
     "                  live heap at the end, peak, leaks by stack\n"
+    "  help [COMMAND | env]\n"
+    "                  this text, a command's options, or the MEMREC_* environment\n"
+    "                  variables that libmemrec.so reads\n"
     "\n"
     "Run 'memrec COMMAND --help' for a command's options.\n"
     "Exit codes: 0 ok, 1 usage, 2 bad input (missing, corrupt or not a dump), 3 internal error.\n";
@@ -212,22 +216,7 @@ int view_main(const std::vector<std::string>& args) {
   return run_view(options, std::cout, std::cerr);
 }
 
-int dispatch(int argc, char** argv) {
-  const std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty()) {
-    std::cerr << kUsage;
-    return kExitUsage;
-  }
-  const std::string& command = args[0];
-  if (command == "--help" || command == "-h" || command == "help") {
-    std::cout << kUsage;
-    return kExitOk;
-  }
-  if (command == "--version") {
-    std::cout << "memrec " MEMREC_VERSION "\n";
-    return kExitOk;
-  }
-  const std::vector<std::string> rest(args.begin() + 1, args.end());
+int dispatch_command(const std::string& command, const std::vector<std::string>& rest) {
   if (command == "info") return info_main(rest);
   if (command == "report") return report_main(rest);
   if (command == "run") return run_main(rest);
@@ -235,6 +224,33 @@ int dispatch(int argc, char** argv) {
   if (command == "diff") return diff_main(rest);
   if (command == "view") return view_main(rest);
   return usage_error("unknown command '" + command + "'");
+}
+
+int dispatch(int argc, char** argv) {
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    std::cerr << kUsage;
+    return kExitUsage;
+  }
+  const std::string& command = args[0];
+  if (command == "--help" || command == "-h" || (command == "help" && args.size() == 1)) {
+    std::cout << kUsage;
+    return kExitOk;
+  }
+  if (command == "help") {
+    if (args.size() > 2) return usage_error("help: one topic at a time (a command or env)");
+    if (args[1] == "env") {
+      print_environment_help(std::cout);
+      return kExitOk;
+    }
+    if (args[1] == "help") return usage_error("help: 'memrec help' lists the commands");
+    return dispatch_command(args[1], {"--help"});
+  }
+  if (command == "--version") {
+    std::cout << "memrec " MEMREC_VERSION "\n";
+    return kExitOk;
+  }
+  return dispatch_command(command, std::vector<std::string>(args.begin() + 1, args.end()));
 }
 
 }  // namespace

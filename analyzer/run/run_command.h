@@ -8,11 +8,13 @@
 #include <string>
 #include <vector>
 
+#include "memrec/preload/environment.h"
+
 namespace memrec::analyzer {
 
 struct RunOptions {
-  std::vector<std::string> command;  // CMD ARGS...
-  std::string output = "memrec.%e.%p.dat";
+  std::vector<std::string> command;                      // CMD ARGS...
+  std::string output{preload::kEnvOutput.default_text};  // the preload's own default
   bool start_disabled = false;
   std::optional<std::string> preload;
 };
