@@ -143,8 +143,13 @@ def count_unit(log_base, junit_dir, exit_code):
     return suite
 
 
+# What wrote each JUnit report, for the summary line.
+JUNIT_WRITERS = {"integration": "pytest", "browser": "node --test, chromium",
+                 "fuzz": "libFuzzer + ASan + UBSan on the reader"}
+
+
 def count_pytest(name, xml_path, exit_code):
-    suite = Suite(name, "pytest")
+    suite = Suite(name, JUNIT_WRITERS.get(name, "pytest"))
     cases_failed = 0
     if os.path.exists(xml_path):
         try:
