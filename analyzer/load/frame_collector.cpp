@@ -14,6 +14,7 @@ void FrameCollector::on_thread(const reader::ThreadRecord& r) {
   const auto [it, inserted] = stream_of_tid_.try_emplace(r.tid, out_.events.size());
   if (inserted) {
     out_.events.emplace_back(r.tid, std::vector<HeapEvent>{});
+    if (out_.events.size() == 1) out_.events.back().second.reserve(max_events_);
     out_.meta.emplace_back(r);
   }
   current_ = it->second;

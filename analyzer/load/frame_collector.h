@@ -29,7 +29,11 @@ struct FrameData {
 
 class FrameCollector final : public reader::RecordVisitor {
  public:
-  explicit FrameCollector(FrameData& out) : out_(out) {}
+  // `max_events` (if known) bounds the frame's heap events, e.g. its
+  // decompressed bytes over the smallest event record: the first thread's
+  // list is reserved that large, so filling it never copies (untouched
+  // capacity costs address space, not resident memory).
+  explicit FrameCollector(FrameData& out, std::size_t max_events = 0) : out_(out), max_events_(max_events) {}
 
   void on_thread(const reader::ThreadRecord& r) override;
   void on_alloc(const reader::AllocRecord& r) override;
@@ -57,6 +61,7 @@ class FrameCollector final : public reader::RecordVisitor {
   FrameData& out_;
   std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
   std::size_t current_ = 0;
+  std::size_t max_events_ = 0;
 };
 
 }  // namespace memrec::analyzer

@@ -49,8 +49,12 @@ void FramePipeline::work() {
 void FramePipeline::decode_one(reader::FrameDecoder& decoder, std::size_t i) {
   DecodedFrame& slot = slots_[i];
   try {
-    FrameCollector collector(slot.data);
-    slot.status = decoder.decode(dump_.bytes(), dump_.index.frames[i], dump_.name(), collector);
+    // The smallest heap event record is a Free of three bytes (tag, time and
+    // address deltas; FORMAT.md "Records"); a Realloc or Mremap, at least
+    // eight, makes two events.
+    const reader::FrameInfo& frame = dump_.index.frames[i];
+    FrameCollector collector(slot.data, frame.decompressed_bytes / 3);
+    slot.status = decoder.decode(dump_.bytes(), frame, dump_.name(), collector);
   } catch (const std::exception& e) {  // std::bad_alloc on a dump too big for this machine
     slot.status = Error{ErrorCode::kInternal, dump_.name() + ": decoding failed: " + e.what()};
   }

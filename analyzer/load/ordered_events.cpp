@@ -1,6 +1,7 @@
-// The window of held-back events is one deque per thread; each release merges
+// The window of held-back events is one vector per thread; each release merges
 // the ready prefixes with StreamMerger, which compares only stream heads and
 // so keeps a thread's events in their recorded order even at equal times.
+// When only one thread has events to release, they go out as they are.
 #include "load/ordered_events.h"
 
 #include <sys/mman.h>
@@ -9,7 +10,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <deque>
 #include <limits>
 #include <thread>
 #include <unordered_map>
@@ -112,24 +112,48 @@ class Releaser {
     for (auto& [tid, events] : data.events) {
       const std::uint32_t t = thread_index(dump, tid);
       if (t >= pending_.size()) pending_.resize(t + 1);
-      pending_[t].insert(pending_[t].end(), events.begin(), events.end());
+      Pending& q = pending_[t];
       held_ += events.size();
+      if (q.empty()) {
+        // Nothing held for this thread: take the frame's events without copying.
+        q.events.swap(events);
+        q.head = 0;
+      } else {
+        q.compact();
+        q.events.insert(q.events.end(), events.begin(), events.end());
+      }
     }
     out_.max_pending = std::max(out_.max_pending, held_);
   }
 
   // Hands on, in merged order, every held event earlier than `bound`.
   void release_before(std::uint64_t bound) {
+    ready_.assign(pending_.size(), 0);
+    std::size_t streams = 0;
+    std::size_t only = 0;
+    for (std::size_t t = 0; t < pending_.size(); ++t) {
+      const Pending& q = pending_[t];
+      std::size_t n = 0;
+      while (q.head + n < q.events.size() && q.events[q.head + n].time_ns < bound) ++n;
+      ready_[t] = n;
+      if (n != 0) {
+        ++streams;
+        only = t;
+      }
+    }
+    if (streams == 0) return;
+    if (streams == 1) {
+      // One thread has events to release (always so in a one-thread dump):
+      // its own order is the merged order, no merge needed.
+      emit(only, ready_[only]);
+      return;
+    }
     batch_.resize(pending_.size());
     for (std::size_t t = 0; t < pending_.size(); ++t) {
-      auto& q = pending_[t];
-      auto& b = batch_[t];
-      b.clear();
-      while (!q.empty() && q.front().time_ns < bound) {
-        b.push_back(q.front());
-        q.pop_front();
-      }
-      held_ -= b.size();
+      const Pending& q = pending_[t];
+      const auto first = q.events.begin() + static_cast<std::ptrdiff_t>(q.head);
+      batch_[t].assign(first, first + static_cast<std::ptrdiff_t>(ready_[t]));
+      take(t, ready_[t]);
     }
     StreamMerger merger(batch_);
     std::size_t stream = 0;
@@ -140,6 +164,38 @@ class Releaser {
   }
 
  private:
+  // A thread's held events: `events` from `head` on.
+  struct Pending {
+    std::vector<HeapEvent> events;
+    std::size_t head = 0;
+
+    bool empty() const { return head == events.size(); }
+    // Drops the released front before appending, so that a thread held back
+    // for many frames does not keep every released event too.
+    void compact() {
+      if (head == 0) return;
+      events.erase(events.begin(), events.begin() + static_cast<std::ptrdiff_t>(head));
+      head = 0;
+    }
+  };
+
+  void emit(std::size_t t, std::size_t n) {
+    const Pending& q = pending_[t];
+    sink_.on_events(std::span<const HeapEvent>(q.events).subspan(q.head, n), static_cast<std::uint32_t>(t));
+    out_.events += n;
+    take(t, n);
+  }
+
+  void take(std::size_t t, std::size_t n) {
+    Pending& q = pending_[t];
+    q.head += n;
+    held_ -= n;
+    if (q.empty()) {
+      q.events.clear();
+      q.head = 0;
+    }
+  }
+
   // LoadedDump::threads is in first-appearance order, as are a frame's Thread
   // records; look the tid up there once.
   std::uint32_t thread_index(const LoadedDump& dump, std::uint64_t tid) {
@@ -153,7 +209,8 @@ class Releaser {
 
   OrderedEventSink& sink_;
   StreamedDump& out_;
-  std::vector<std::deque<HeapEvent>> pending_;  // by thread index
+  std::vector<Pending> pending_;    // by thread index
+  std::vector<std::size_t> ready_;  // by thread index: events to release now
   std::vector<std::vector<HeapEvent>> batch_;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;
   std::uint64_t held_ = 0;

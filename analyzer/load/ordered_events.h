@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "load/dump_loader.h"
@@ -20,6 +21,11 @@ class OrderedEventSink {
   // `thread` indexes LoadedDump::threads of the dump being streamed. Every
   // Stack record an event names is in the dump before the event arrives.
   virtual void on_event(const HeapEvent& event, std::uint32_t thread) = 0;
+  // A run of consecutive events in merged order, all of one thread: one
+  // virtual call per run instead of per event. The default hands them on one by one.
+  virtual void on_events(std::span<const HeapEvent> events, std::uint32_t thread) {
+    for (const HeapEvent& e : events) on_event(e, thread);
+  }
 };
 
 struct StreamedDump {

@@ -50,7 +50,14 @@ void StackReplay::enter_window() {
   }
 }
 
-void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) {
+void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) { step(e, thread); }
+
+void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread) {
+  if (thread >= last_alloc_.size()) last_alloc_.resize(thread + 1, kNoBlock);
+  for (const HeapEvent& e : events) step(e, thread);
+}
+
+inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
   if (past_window_) return;
   if (e.time_ns > window_.to_ns) {
     past_window_ = true;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "load/ordered_events.h"
@@ -54,6 +55,7 @@ class StackReplay final : public OrderedEventSink {
   explicit StackReplay(TimeWindow window) : window_(window) {}
 
   void on_event(const HeapEvent& event, std::uint32_t thread) override;
+  void on_events(std::span<const HeapEvent> events, std::uint32_t thread) override;
   // Once every event is in: counts the leaks and fixes the peak column.
   void finish();
 
@@ -72,6 +74,7 @@ class StackReplay final : public OrderedEventSink {
   // every stack at the peak cost O(1) per event instead of O(stacks) per peak.
   void touch(std::uint32_t stack);
   void enter_window();
+  void step(const HeapEvent& e, std::uint32_t thread);
   std::uint32_t column_of(StackId stack);
   void on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted);
   void on_free(const HeapEvent& e, std::uint32_t thread, bool counted);
