@@ -2,7 +2,8 @@
 // rules of `memrec report --from/--to` (docs/analyzer.md): events in
 // [from, to]; leaked = allocated in it and live at its end; the peak is the
 // highest heap after an allocation inside it, the heap at `from` a candidate.
-// Times are absolute CLOCK_MONOTONIC ns. Called by server/view_api; pure.
+// Times are absolute CLOCK_MONOTONIC ns. Also the filtered, sorted pages of
+// rows of /allocations. Called by server/view_api; pure.
 #pragma once
 
 #include <cstdint>
@@ -79,5 +80,38 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& window)
 // result[i * n + j].
 std::vector<std::uint64_t> site_sparklines(const AllocationTable& t, const std::vector<std::uint32_t>& sites,
                                            const TimeWindow& window, std::uint32_t n);
+
+// The rows /allocations keeps (docs/api.md): allocated in rows [lo, hi) and
+// passing every test set.
+struct RowFilter {
+  std::uint32_t lo = 0;
+  std::uint32_t hi = 0;
+  std::uint64_t to_ns = 0;  // with `leaked`: live after to_ns
+  bool leaked = false;
+  std::optional<std::uint64_t> alive_at;
+  std::uint64_t min_size = 0;
+  std::uint64_t max_size = ~0ull;
+  std::uint64_t min_life_ns = 0;
+  std::uint64_t max_life_ns = ~0ull;
+  std::optional<std::uint32_t> thread;
+  std::optional<std::uint32_t> site;
+  std::vector<bool> site_ok;  // by site; empty: every site
+  bool realloc = false;       // only rows of a realloc chain (AllocationTable::realloc_rows)
+};
+enum class RowSort { kTime, kSize, kLifetime, kAddress };
+struct RowPage {
+  std::uint64_t total = 0;  // every match
+  std::vector<std::uint32_t> rows;
+};
+// Free time minus allocation time; kNeverFreed for a block never freed (it
+// sorts after every lifetime, passes any minimum and fails any maximum).
+std::uint64_t row_lifetime(const AllocationTable& t, std::uint32_t row);
+// The matches of `f` ranked [offset, offset + limit) by `sort` (ties by row,
+// ascending in either order) and how many match in all. Sorted by time it
+// counts per chunk and walks the page's chunks; by another key it keeps a
+// heap for a page near the front, else it narrows a histogram of the keys to
+// the page's (two or three scans, no copy of the matches).
+RowPage select_rows(const AllocationTable& t, const RowFilter& f, RowSort sort, bool descending, std::uint64_t offset,
+                    std::uint64_t limit);
 
 }  // namespace memrec::analyzer

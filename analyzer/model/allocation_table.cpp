@@ -101,8 +101,9 @@ std::uint64_t AllocationTable::memory_bytes() const {
   return bytes_of(alloc_base_) + bytes_of(alloc_delta_) + bytes_of(alloc_wide_) + bytes_of(free_ns_) + bytes_of(size_) +
          bytes_of(site_) + bytes_of(meta_) + bytes_of(free_order_) + bytes_of(free_exceptions_) +
          bytes_of(free_after_) + sparse + bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) +
-         bytes_of(replaced_rows_) + bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) + bytes_of(mmap_ns_) +
-         bytes_of(site_offsets_) + bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(checkpoints_);
+         bytes_of(realloc_rows_) + bytes_of(replaced_rows_) + bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) +
+         bytes_of(mmap_ns_) + bytes_of(site_offsets_) + bytes_of(site_rows_) + bytes_of(skip_max_free_) +
+         bytes_of(checkpoints_);
 }
 
 void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) {
@@ -254,6 +255,11 @@ AllocationTable AllocationTableBuilder::finish() {
   t.realloc_by_from_.reserve(t.realloc_by_to_.size());
   for (const auto& [to, from] : t.realloc_by_to_) t.realloc_by_from_.emplace_back(from, to);
   std::sort(t.realloc_by_from_.begin(), t.realloc_by_from_.end());
+  t.realloc_rows_.reserve(t.realloc_by_to_.size() * 2);
+  for (const auto& [to, from] : t.realloc_by_to_) t.realloc_rows_.insert(t.realloc_rows_.end(), {to, from});
+  std::sort(t.realloc_rows_.begin(), t.realloc_rows_.end());
+  t.realloc_rows_.erase(std::unique(t.realloc_rows_.begin(), t.realloc_rows_.end()), t.realloc_rows_.end());
+  t.realloc_rows_.shrink_to_fit();
   std::sort(t.replaced_rows_.begin(), t.replaced_rows_.end());
   for (auto* v : {&t.free_ns_, &t.meta_}) v->shrink_to_fit();
   for (auto* v : {&t.alloc_delta_, &t.size_, &t.site_, &t.free_order_, &t.free_after_}) v->shrink_to_fit();

@@ -84,6 +84,8 @@ class AllocationTable {
   // Realloc links: the row a realloc replaced, and the row that replaced it.
   std::optional<std::uint32_t> realloc_from(std::uint32_t row) const;
   std::optional<std::uint32_t> realloc_to(std::uint32_t row) const;
+  // Every row of a realloc chain (made by a realloc or replaced by one), ascending.
+  const std::vector<std::uint32_t>& realloc_rows() const { return realloc_rows_; }
 
   const std::vector<std::uint64_t>& unmatched_free_ns() const { return unmatched_free_ns_; }  // sorted
   const std::vector<std::uint64_t>& replaced_ns() const { return replaced_ns_; }              // sorted
@@ -136,6 +138,7 @@ class AllocationTable {
   std::unordered_map<std::uint32_t, std::uint32_t> big_threads_;          // thread indices >= 32767
   std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_from_;  // (from, to), sorted
   std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_to_;    // (to, from), sorted
+  std::vector<std::uint32_t> realloc_rows_;                               // sorted, unique
   std::vector<std::uint32_t> replaced_rows_;                              // sorted
   std::vector<std::uint64_t> unmatched_free_ns_;
   std::vector<std::uint64_t> replaced_ns_;

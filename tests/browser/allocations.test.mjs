@@ -1,7 +1,7 @@
 // The allocations table on tests/programs/timed_phases (see its comment): the
 // server pages and sorts it, the filters narrow it (function regex, size,
-// lifetime, thread, site, leaked only, alive at an instant, the time range),
-// and a row opens its backtrace and realloc chain (grow_block: 100 -> 500 -> 900).
+// lifetime, thread, site, leaked only, realloc chains only, alive at an instant,
+// the time range), and a row opens its backtrace and realloc chain (grow_block: 100 -> 500 -> 900).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -94,6 +94,17 @@ test('leaked only, a thread, a site, a lifetime and an instant each narrow the t
   await show(`&from=${phaseTwo - 150 * MS}&to=${phaseTwo + 150 * MS}`);
   assert.equal(await pageText(), '1–2 of 2');
   assert.deepEqual(await column('Function'), ['phase_two', 'phase_two']);
+});
+
+test('realloc chains only keeps the blocks that realloc made or moved', async () => {
+  await show('');
+  await page.getByRole('checkbox', { name: 'Realloc chains only' }).check();
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL(/realloc=1/);
+  await page.waitForFunction(() => document.getElementById('alloc-page')?.textContent === '1–3 of 3');
+  const sizes = (await column('Size')).map((s) => Number(s.replace(/,/g, '')));
+  assert.deepEqual(sizes, [100, 500, 900], 'grow_block: malloc(100) -> realloc(500) -> realloc(900)');
+  assert.ok((await column('Function')).every((f) => f.startsWith('grow_block')));
 });
 
 test('a bad size in the form is an error sentence, not a request', async () => {

@@ -207,6 +207,21 @@ def test_a_realloc_chain_links_every_step(view):
     assert [r["size"] for r in null] == [777] and null[0]["realloc_from"] is None
 
 
+def test_the_realloc_filter_keeps_the_rows_of_realloc_chains_only(view):
+    # Given the program whose one chain is grow_buffer's seven blocks, and
+    # whose realloc(NULL), realloc(p, 0) and failed realloc make no chain,
+    # when the table keeps realloc chains only, then it is that chain, whole.
+    rows = api(view, "realloc_chain", "allocations", realloc=1)["rows"]
+    assert [r["size"] for r in rows] == [16, 100, 1000, 10000, 100000, 1000000, 50000]
+    assert all(r["realloc_from"] is not None or r["realloc_to"] is not None for r in rows)
+    by_size = api(view, "realloc_chain", "allocations", realloc=1, sort="size", order="desc", limit=2)
+    assert by_size["total"] == 7 and [r["size"] for r in by_size["rows"]] == [1000000, 100000]
+    assert api(view, "realloc_chain", "allocations", realloc=1, match="realloc_null")["total"] == 0
+    assert api(view, "realloc_chain", "allocations", realloc=1, leaked=1)["total"] == 1
+    assert api(view, "realloc_chain", "allocations", realloc=0)["total"] == api(
+        view, "realloc_chain", "allocations")["total"]
+
+
 def test_sparklines_add_up_to_the_heap_at_the_end_of_each_part(view):
     end = duration(view, "timed_phases")
     n = 16

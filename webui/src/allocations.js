@@ -1,6 +1,6 @@
 // Allocations one by one: a server-sorted, paged table over the selected range
-// with filters (alive at the instant, leaked only, size and lifetime ranges,
-// thread, a function/library regex, a site), all in the hash. Clicking a row
+// with filters (alive at the instant, leaked only, realloc chains only, size
+// and lifetime ranges, thread, a function/library regex, a site), all in the hash. Clicking a row
 // (`sel`) shows its backtrace and realloc chain.
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
@@ -9,7 +9,7 @@ import { rangeParams } from './state.js';
 
 const PAGE = 100;
 const SORTS = [['time', 'Time'], ['size', 'Size'], ['lifetime', 'Lifetime'], ['address', 'Address']];
-const FILTER_KEYS = ['alive', 'leaked', 'min_size', 'max_size', 'min_life', 'max_life', 'thread', 'site', 'match'];
+const FILTER_KEYS = ['alive', 'leaked', 'realloc', 'min_size', 'max_size', 'min_life', 'max_life', 'thread', 'site', 'match'];
 
 function requestOf(state) {
   const sort = SORTS.some(([s]) => s === state.sort) ? state.sort : 'time';
@@ -17,6 +17,7 @@ function requestOf(state) {
     ...rangeParams(state),
     alive_at: state.alive === '1' ? state.at : undefined,
     leaked: state.leaked === '1' ? 1 : undefined,
+    realloc: state.realloc === '1' ? 1 : undefined,
     min_size: state.min_size, max_size: state.max_size,
     min_life_ns: state.min_life, max_life_ns: state.max_life,
     thread: state.thread, site: state.site, match: state.match,
@@ -41,12 +42,14 @@ function filterForm(state, threads, navigate) {
     threads.map((t) => el('option', { value: t.index }, `${t.name ?? 'unnamed'} (tid ${t.tid})`)));
   thread.value = state.thread ?? '';
   const leaked = el('input', { type: 'checkbox', 'aria-label': 'Leaked only', checked: state.leaked === '1' });
+  const realloc = el('input', { type: 'checkbox', 'aria-label': 'Realloc chains only', checked: state.realloc === '1' });
   const alive = el('input', { type: 'checkbox', 'aria-label': 'Alive at the instant', checked: state.alive === '1', disabled: state.at === undefined });
   const error = el('p', { class: 'error', role: 'alert', hidden: true });
   const form = el('form', { class: 'filters', 'aria-label': 'Filters' },
     field('Size from', minSize), field('to', maxSize), field('Lifetime from', minLife), field('to', maxLife),
     field('Thread', thread), field('Function or library', match), field('Site', site),
     el('label', { class: 'check' }, leaked, ' leaked only'),
+    el('label', { class: 'check', title: 'Blocks made or replaced by realloc' }, realloc, ' realloc chains only'),
     el('label', { class: 'check', title: state.at === undefined ? 'Click the timeline to pick an instant' : null }, alive, ' alive at the instant'),
     el('button', { type: 'submit' }, 'Apply'),
     el('button', { type: 'button', onclick: () => navigate(Object.fromEntries([...FILTER_KEYS, 'offset', 'sel'].map((k) => [k, null]))) }, 'Clear'),
@@ -60,7 +63,7 @@ function filterForm(state, threads, navigate) {
         min_size: num(parseBytes(minSize.value)), max_size: num(parseBytes(maxSize.value)),
         min_life: num(parseDuration(minLife.value)), max_life: num(parseDuration(maxLife.value)),
         thread: text(thread.value), match: text(match.value), site: text(site.value),
-        leaked: leaked.checked ? '1' : null, alive: alive.checked ? '1' : null, offset: null, sel: null,
+        leaked: leaked.checked ? '1' : null, realloc: realloc.checked ? '1' : null, alive: alive.checked ? '1' : null, offset: null, sel: null,
       });
     } catch (err) {
       error.hidden = false;

@@ -1,11 +1,13 @@
 // The allocation table and its range/instant queries against hand-made event
 // lists, and against StackReplay (the report's model) on random ones: every
-// window's figures must be the report's, exactly.
+// window's figures must be the report's, exactly. /allocations' pages
+// (select_rows) against a filter and a full sort written out plainly.
 #include "model/allocation_table.h"
 #include "model/allocation_queries.h"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -88,6 +90,13 @@ TEST_SUITE("analyzer/allocation_table") {
     CHECK(t.realloc_from(3) == 2u);
     CHECK(!t.realloc_to(3));
     CHECK(!t.realloc_to(1));
+    CHECK(t.realloc_rows() == std::vector<std::uint32_t>{0, 2, 3});
+    RowFilter chains;
+    chains.hi = 4;
+    chains.realloc = true;
+    CHECK(select_rows(t, chains, RowSort::kSize, true, 0, 10).rows == std::vector<std::uint32_t>{3, 2, 0});
+    chains.lo = 1;  // a range after the chain began: its later rows only
+    CHECK(select_rows(t, chains, RowSort::kTime, false, 0, 10).rows == std::vector<std::uint32_t>{2, 3});
   }
 
   TEST_CASE("a block freed by its thread before it allocates again is temporary") {
@@ -223,6 +232,177 @@ TEST_SUITE("analyzer/allocation_table") {
     const AllocationTable t = build(events);
     MESSAGE("bytes per allocation: ", t.memory_bytes() / t.rows());
     CHECK(t.memory_bytes() / t.rows() <= 40);
+  }
+}
+
+// A random table with many equal keys: sizes from a few classes, addresses
+// from a pool of `slots` reused as blocks are freed, times that repeat (so
+// lifetimes do too), blocks never freed, four sites and three threads.
+AllocationTable random_table(std::mt19937_64& rng, std::size_t rows, std::uint64_t slots, std::uint64_t stride,
+                             std::uint64_t& end_ns) {
+  std::vector<Event> events;
+  events.reserve(rows * 2);
+  std::vector<std::uint64_t> free_slots;
+  for (std::uint64_t i = 0; i < slots; ++i) free_slots.push_back(i);
+  std::vector<std::uint64_t> live;
+  std::uint64_t time = 100;
+  for (std::size_t made = 0; made < rows;) {
+    time += rng() % 2;
+    const auto thread = static_cast<std::uint32_t>(rng() % 3);
+    if (live.empty() || (!free_slots.empty() && rng() % 100 < 52)) {
+      const std::size_t k = rng() % free_slots.size();
+      const std::uint64_t slot = free_slots[k];
+      free_slots[k] = free_slots.back();
+      free_slots.pop_back();
+      const std::uint64_t sizes[] = {16 + rng() % 3, 4096 * (1 + rng() % 3), 100000 + rng() % 5 * 3000,
+                                     1 + rng() % 100000};
+      events.push_back(
+          {alloc(time, 0x10000000 + slot * stride, sizes[rng() % 4], static_cast<std::uint32_t>(rng() % 4)), thread});
+      live.push_back(slot);
+      ++made;
+    } else if (!free_slots.empty() && rng() % 8 == 0) {
+      // A realloc that moves a live block: its release and its allocation, one thread.
+      const std::size_t k = rng() % live.size();
+      const std::size_t j = rng() % free_slots.size();
+      events.push_back({release(time, 0x10000000 + live[k] * stride, true), thread});
+      events.push_back({alloc(time, 0x10000000 + free_slots[j] * stride, 1 + rng() % 70000,
+                              static_cast<std::uint32_t>(rng() % 4), true),
+                        thread});
+      std::swap(live[k], free_slots[j]);
+      ++made;
+    } else {
+      const std::size_t k = rng() % live.size();
+      events.push_back({release(time, 0x10000000 + live[k] * stride), thread});
+      free_slots.push_back(live[k]);
+      live[k] = live.back();
+      live.pop_back();
+    }
+  }
+  end_ns = time;
+  return build(events);
+}
+
+RowFilter every_row(const AllocationTable& t) {
+  RowFilter f;
+  f.hi = static_cast<std::uint32_t>(t.rows());
+  return f;
+}
+
+// Every filter set at random, each about half the time.
+RowFilter random_filter(std::mt19937_64& rng, const AllocationTable& t, std::uint64_t end_ns) {
+  RowFilter f;
+  const auto rows = static_cast<std::uint32_t>(t.rows());
+  f.hi = rows;
+  const auto half = [&] { return rng() % 2 == 0; };
+  if (half()) {
+    f.lo = static_cast<std::uint32_t>(rng() % (rows + 1));
+    f.hi = static_cast<std::uint32_t>(f.lo + rng() % (rows - f.lo + 1));
+  }
+  f.to_ns = rng() % (end_ns + 10);
+  f.leaked = rng() % 4 == 0;
+  if (rng() % 4 == 0) f.alive_at = 100 + rng() % end_ns;
+  if (half()) f.min_size = rng() % 5000;
+  if (half()) f.max_size = rng() % 120000;
+  if (rng() % 4 == 0) f.min_life_ns = rng() % 2000;
+  if (rng() % 4 == 0) f.max_life_ns = rng() % 20000;
+  if (rng() % 4 == 0) f.thread = static_cast<std::uint32_t>(rng() % 3);
+  if (rng() % 4 == 0) f.site = static_cast<std::uint32_t>(rng() % 4);
+  if (rng() % 4 == 0) {
+    f.site_ok.resize(4);
+    for (std::size_t s = 0; s < 4; ++s) f.site_ok[s] = half();
+  }
+  f.realloc = rng() % 4 == 0;
+  return f;
+}
+
+// The matches of `f` in the answer's order, by a full sort: the filter as
+// docs/api.md words it, ties by row (by time: the row itself).
+std::vector<std::uint32_t> sorted_plainly(const AllocationTable& t, const RowFilter& f, RowSort sort, bool desc) {
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;
+  for (std::uint32_t r = f.lo; r < f.hi; ++r) {
+    const std::uint64_t free = t.free_ns(r);
+    const bool never = free == kNeverFreed;
+    const std::uint64_t life = never ? ~0ull : free - t.alloc_ns(r);
+    if (t.size(r) < f.min_size || t.size(r) > f.max_size) continue;
+    if (f.leaked && !(never || free > f.to_ns)) continue;
+    if (f.alive_at && !(t.alloc_ns(r) <= *f.alive_at && (never || free > *f.alive_at))) continue;
+    if (life < f.min_life_ns || life > f.max_life_ns) continue;
+    if (f.thread && t.thread(r) != *f.thread) continue;
+    if (f.site && t.site(r) != *f.site) continue;
+    if (!f.site_ok.empty() && (t.site(r) == kNoSite || !f.site_ok[t.site(r)])) continue;
+    if (f.realloc && !t.realloc_from(r) && !t.realloc_to(r)) continue;
+    const std::uint64_t key = sort == RowSort::kSize       ? t.size(r)
+                              : sort == RowSort::kLifetime ? life
+                              : sort == RowSort::kAddress  ? t.address(r)
+                                                           : r;
+    keyed.emplace_back(key, r);
+  }
+  std::sort(keyed.begin(), keyed.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return desc ? a.first > b.first : a.first < b.first;
+    return sort == RowSort::kTime && desc ? a.second > b.second : a.second < b.second;
+  });
+  std::vector<std::uint32_t> out;
+  for (const auto& k : keyed) out.push_back(k.second);
+  return out;
+}
+
+// select_rows against the plain sort at offsets near the front, deep in, at
+// the end and past it.
+void check_pages(std::mt19937_64& rng, const AllocationTable& t, const RowFilter& f, int offsets) {
+  for (const RowSort sort : {RowSort::kTime, RowSort::kSize, RowSort::kLifetime, RowSort::kAddress}) {
+    for (const bool desc : {false, true}) {
+      CAPTURE(static_cast<int>(sort));
+      CAPTURE(desc);
+      const std::vector<std::uint32_t> want = sorted_plainly(t, f, sort, desc);
+      const std::uint64_t n = want.size();
+      std::vector<std::uint64_t> at = {0, 3, 4000, 4090, 5000, 20000, n, n + 7, n > 50 ? n - 50 : 0};
+      for (int i = 0; i < offsets; ++i) at.push_back(rng() % (n + 2));
+      for (const std::uint64_t offset : at) {
+        const std::uint64_t limit = rng() % 3 == 0 ? 1 + rng() % 1000 : 100;
+        CAPTURE(offset);
+        CAPTURE(limit);
+        const RowPage got = select_rows(t, f, sort, desc, offset, limit);
+        CHECK(got.total == n);
+        const auto first = want.begin() + static_cast<std::ptrdiff_t>(std::min(offset, n));
+        const auto last = want.begin() + static_cast<std::ptrdiff_t>(std::min(offset + limit, n));
+        CHECK(got.rows == std::vector<std::uint32_t>(first, last));
+      }
+    }
+  }
+}
+
+TEST_SUITE("analyzer/allocation_queries") {
+  TEST_CASE("every page of every sort and filter is the full sort's, ties by row") {
+    std::mt19937_64 rng(7);
+    for (int round = 0; round < 12; ++round) {
+      CAPTURE(round);
+      std::uint64_t end_ns = 0;
+      const AllocationTable t =
+          random_table(rng, 2000 + rng() % 30000, 50 + rng() % 3000, round % 2 == 0 ? 16 : 4096, end_ns);
+      for (int k = 0; k < 6; ++k) {
+        const RowFilter f = k == 0 ? every_row(t) : random_filter(rng, t, end_ns);
+        CAPTURE(k);
+        check_pages(rng, t, f, 4);
+      }
+    }
+  }
+
+  TEST_CASE("a million rows: pages from two threads and narrowed key ranges are the full sort's") {
+    // Past a million positions the scans split over two threads; buckets of
+    // more than 65,536 equal or near keys are narrowed or picked by rank.
+    std::mt19937_64 rng(11);
+    std::uint64_t end_ns = 0;
+    const AllocationTable t = random_table(rng, 1'200'000, 3000, 16, end_ns);
+    const RowFilter all = every_row(t);
+    check_pages(rng, t, all, 3);
+    RowFilter some = all;
+    some.min_size = 17;
+    some.thread = 1;
+    check_pages(rng, t, some, 2);
+    RowFilter chains = all;
+    chains.realloc = true;
+    chains.site = 2;
+    check_pages(rng, t, chains, 2);
   }
 }
 
