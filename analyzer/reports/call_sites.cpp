@@ -32,17 +32,24 @@ SymbolizeModule symbolize_module(const ModuleInfo& m) {
 // The symbols of every address the stacks that matter use, by module index.
 class AddressSymbols {
  public:
-  AddressSymbols(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer) : dump_(dump) {
+  static constexpr std::uint32_t kNone = ~0u;
+
+  AddressSymbols(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer) {
     const ModuleMap map(dump.modules);
     std::map<std::size_t, std::vector<std::uint64_t>> ips_by_module;
+    // (ip, generation) -> (module, ip): resolved to a symbol index below.
+    std::unordered_map<std::size_t, std::unordered_map<std::uint64_t, std::uint32_t>> by_module;
+    std::vector<std::pair<IpGen, std::size_t>> placed;
     for (const auto& [id, stack] : dump.stacks) {
       if (id.value >= columns.size() || !matters(columns, id.value)) continue;
       for (const std::uint64_t ip : stack.ips) {
+        if (index_.contains({ip, stack.module_gen})) continue;
         const ModuleInfo* m = map.find(ip, stack.module_gen);
+        index_[{ip, stack.module_gen}] = kNone;
         if (m == nullptr) continue;
         const std::size_t mi = static_cast<std::size_t>(m - dump.modules.data());
-        if (by_module_[mi].emplace(ip, 0).second) ips_by_module[mi].push_back(ip);
-        module_of_[{ip, stack.module_gen}] = mi;
+        if (by_module[mi].emplace(ip, kNone).second) ips_by_module[mi].push_back(ip);
+        placed.push_back({{ip, stack.module_gen}, mi});
       }
     }
     std::vector<SymbolizeModule> modules;
@@ -51,43 +58,62 @@ class AddressSymbols {
     std::vector<Symbolizer::Request> requests;
     std::size_t k = 0;
     for (auto& [mi, ips] : ips_by_module) requests.push_back({&modules[k++], ips});
-    const std::vector<std::vector<Symbol>> results = symbolizer.symbolize_all(requests);
+    std::vector<std::vector<Symbol>> results = symbolizer.symbolize_all(requests);
     k = 0;
     for (const auto& [mi, ips] : ips_by_module) {
-      const std::vector<Symbol>& symbols = results[k++];
+      std::vector<Symbol>& symbols = results[k++];
       for (std::size_t i = 0; i < ips.size() && i < symbols.size(); ++i) {
-        by_module_[mi][ips[i]] = symbols_.size();
-        symbols_.push_back(symbols[i]);
+        by_module[mi][ips[i]] = static_cast<std::uint32_t>(symbols_.size());
+        symbols_.push_back(std::move(symbols[i]));
       }
     }
+    for (const auto& [key, mi] : placed) index_[key] = by_module[mi][key.ip];
   }
 
-  // The symbol of `ip` in a stack of `module_gen`, or nullptr outside every module.
-  const Symbol* find(std::uint64_t ip, std::uint64_t module_gen) const {
-    const auto m = module_of_.find({ip, module_gen});
-    if (m == module_of_.end()) return nullptr;
-    const auto& ips = by_module_.at(m->second);
-    const auto s = ips.find(ip);
-    return s == ips.end() || s->second >= symbols_.size() ? nullptr : &symbols_[s->second];
+  // The index of the symbol of `ip` in a stack of `module_gen` (kNone outside
+  // every module), for symbol().
+  std::uint32_t index(std::uint64_t ip, std::uint64_t module_gen) const {
+    const auto it = index_.find({ip, module_gen});
+    return it == index_.end() ? kNone : it->second;
   }
+  const Symbol& symbol(std::uint32_t i) const { return symbols_[i]; }
+  std::size_t size() const { return symbols_.size(); }
 
  private:
-  const LoadedDump& dump_;
-  std::unordered_map<std::size_t, std::unordered_map<std::uint64_t, std::size_t>> by_module_;
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::size_t> module_of_;
+  struct IpGen {
+    std::uint64_t ip = 0;
+    std::uint64_t gen = 0;
+    bool operator==(const IpGen&) const = default;
+  };
+  struct IpGenHash {
+    std::size_t operator()(const IpGen& k) const { return (k.ip * 0x9e3779b97f4a7c15ull) ^ k.gen; }
+  };
+  std::unordered_map<IpGen, std::uint32_t, IpGenHash> index_;
   std::vector<Symbol> symbols_;
 };
 
 class Interner {
  public:
-  explicit Interner(CallSites& out) : out_(out) {}
+  Interner(CallSites& out, const AddressSymbols& symbols) : out_(out), symbols_(symbols), of_symbol_(symbols.size()) {}
 
-  std::uint32_t frame(SiteFrame f) {
-    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", f.function, f.file, f.line, f.module, f.inlined);
-    if (f.function.empty()) key += fmt::format("\x1f{:x}", f.module_offset);
-    const auto [it, inserted] = frames_.try_emplace(std::move(key), out_.frames.size());
-    if (inserted) out_.frames.push_back(std::move(f));
-    return it->second;
+  // Appends the frame ids of `ip` (its inline frames, innermost first). A
+  // symbol's ids are made once and reused by every stack through it.
+  void append_frames(std::uint64_t ip, std::uint64_t module_gen, std::vector<std::uint32_t>& into) {
+    const std::uint32_t i = symbols_.index(ip, module_gen);
+    if (i == AddressSymbols::kNone) {
+      const auto [it, inserted] = unknown_.try_emplace(ip, 0);
+      if (inserted) it->second = frame(SiteFrame{{}, {}, 0, {}, ip, false});
+      into.push_back(it->second);
+      return;
+    }
+    std::vector<std::uint32_t>& ids = of_symbol_[i];
+    if (ids.empty()) {
+      const Symbol& sym = symbols_.symbol(i);
+      for (const SourceFrame& f : sym.frames) {
+        ids.push_back(frame(SiteFrame{f.function, f.file, f.line, sym.module, sym.module_offset, f.inlined}));
+      }
+    }
+    into.insert(into.end(), ids.begin(), ids.end());
   }
 
   CallSite& site(const std::vector<std::uint32_t>& frames) {
@@ -100,6 +126,14 @@ class Interner {
   }
 
  private:
+  std::uint32_t frame(SiteFrame f) {
+    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", f.function, f.file, f.line, f.module, f.inlined);
+    if (f.function.empty()) key += fmt::format("\x1f{:x}", f.module_offset);
+    const auto [it, inserted] = frames_.try_emplace(std::move(key), out_.frames.size());
+    if (inserted) out_.frames.push_back(std::move(f));
+    return it->second;
+  }
+
   struct Hash {
     std::size_t operator()(const std::vector<std::uint32_t>& v) const {
       std::size_t h = v.size();
@@ -108,25 +142,12 @@ class Interner {
     }
   };
   CallSites& out_;
+  const AddressSymbols& symbols_;
+  std::vector<std::vector<std::uint32_t>> of_symbol_;         // by symbol index: its frame ids
+  std::unordered_map<std::uint64_t, std::uint32_t> unknown_;  // ip outside every module: its frame id
   std::unordered_map<std::string, std::uint32_t> frames_;
   std::unordered_map<std::vector<std::uint32_t>, std::size_t, Hash> sites_;
 };
-
-std::vector<std::uint32_t> site_frames(const StackInfo& stack, const AddressSymbols& symbols, Interner& interner) {
-  std::vector<std::uint32_t> frames;
-  for (const std::uint64_t ip : stack.ips) {
-    const Symbol* sym = symbols.find(ip, stack.module_gen);
-    if (sym == nullptr) {
-      frames.push_back(interner.frame(SiteFrame{{}, {}, 0, {}, ip, false}));
-      continue;
-    }
-    for (const SourceFrame& f : sym->frames) {
-      frames.push_back(
-          interner.frame(SiteFrame{f.function, f.file, f.line, sym->module, sym->module_offset, f.inlined}));
-    }
-  }
-  return frames;
-}
 
 void add_figures(CallSite& site, const StackColumns& c, std::size_t s) {
   site.allocations += c.allocations[s];
@@ -157,7 +178,8 @@ void classify(CallSites& out) {
 CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer) {
   CallSites out;
   const AddressSymbols symbols(dump, columns, symbolizer);
-  Interner interner(out);
+  Interner interner(out, symbols);
+  std::vector<std::uint32_t> frames;
   for (std::size_t s = 0; s < columns.size(); ++s) {
     if (!matters(columns, s)) continue;
     const auto it = dump.stacks.find(StackId{static_cast<std::uint32_t>(s)});
@@ -166,7 +188,9 @@ CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, 
       add_figures(interner.site({}), columns, s);
       continue;
     }
-    CallSite& site = interner.site(site_frames(it->second, symbols, interner));
+    frames.clear();
+    for (const std::uint64_t ip : it->second.ips) interner.append_frames(ip, it->second.module_gen, frames);
+    CallSite& site = interner.site(frames);
     out.site_of_stack[static_cast<std::uint32_t>(s)] = static_cast<std::uint32_t>(&site - out.sites.data());
     site.truncated = site.truncated || it->second.truncated;
     add_figures(site, columns, s);

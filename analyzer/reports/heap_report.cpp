@@ -128,22 +128,37 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
 
 std::vector<std::size_t> top_sites(const HeapReport& report, SiteRanking ranking, std::size_t top) {
   const auto& sites = report.sites.sites;
-  std::vector<std::size_t> order;
+  std::vector<std::pair<std::uint64_t, std::size_t>> ranked;  // (metric, site)
   for (std::size_t i = 0; i < sites.size(); ++i) {
-    if (site_metric(sites[i], ranking) != 0) order.push_back(i);
+    if (const std::uint64_t m = site_metric(sites[i], ranking); m != 0) ranked.emplace_back(m, i);
   }
-  const auto label = [&](std::size_t i) {
-    return sites[i].frames.empty() ? std::string() : frame_label(report.sites.frames[sites[i].frames[0]]);
+  // Only sites whose metric reaches the top-th highest can be among the top:
+  // find that metric first, so that labels (for ties) are made for those alone.
+  if (ranked.size() > top && top > 0) {
+    std::nth_element(ranked.begin(), ranked.begin() + static_cast<std::ptrdiff_t>(top - 1), ranked.end(),
+                     [](const auto& a, const auto& b) { return a.first > b.first; });
+    const std::uint64_t least = ranked[top - 1].first;
+    std::erase_if(ranked, [least](const auto& r) { return r.first < least; });
+  } else if (top == 0) {
+    ranked.clear();
+  }
+  struct Entry {
+    std::uint64_t metric;
+    std::string label;
+    std::size_t site;
   };
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const std::uint64_t ma = site_metric(sites[a], ranking);
-    const std::uint64_t mb = site_metric(sites[b], ranking);
-    if (ma != mb) return ma > mb;
-    const std::string la = label(a);
-    const std::string lb = label(b);
-    return std::tie(la, a) < std::tie(lb, b);
+  std::vector<Entry> entries;
+  entries.reserve(ranked.size());
+  for (const auto& [m, i] : ranked) {
+    entries.push_back(
+        {m, sites[i].frames.empty() ? std::string() : frame_label(report.sites.frames[sites[i].frames[0]]), i});
+  }
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    if (a.metric != b.metric) return a.metric > b.metric;
+    return std::tie(a.label, a.site) < std::tie(b.label, b.site);
   });
-  if (order.size() > top) order.resize(top);
+  std::vector<std::size_t> order;
+  for (std::size_t k = 0; k < entries.size() && k < top; ++k) order.push_back(entries[k].site);
   return order;
 }
 
