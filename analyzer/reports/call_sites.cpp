@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "model/module_map.h"
 #include "reports/runtime_frames.h"
@@ -77,6 +78,8 @@ class AddressSymbols {
     return it == index_.end() ? kNone : it->second;
   }
   const Symbol& symbol(std::uint32_t i) const { return symbols_[i]; }
+  // Frees a symbol's strings once its frames are interned.
+  void release(std::uint32_t i) { symbols_[i] = Symbol{}; }
   std::size_t size() const { return symbols_.size(); }
 
  private:
@@ -94,7 +97,7 @@ class AddressSymbols {
 
 class Interner {
  public:
-  Interner(CallSites& out, const AddressSymbols& symbols) : out_(out), symbols_(symbols), of_symbol_(symbols.size()) {}
+  Interner(CallSites& out, AddressSymbols& symbols) : out_(out), symbols_(symbols), of_symbol_(symbols.size()) {}
 
   // Appends the frame ids of `ip` (its inline frames, innermost first). A
   // symbol's ids are made once and reused by every stack through it.
@@ -112,41 +115,73 @@ class Interner {
       for (const SourceFrame& f : sym.frames) {
         ids.push_back(frame(SiteFrame{f.function, f.file, f.line, sym.module, sym.module_offset, f.inlined}));
       }
+      symbols_.release(i);
     }
     into.insert(into.end(), ids.begin(), ids.end());
   }
 
   CallSite& site(const std::vector<std::uint32_t>& frames) {
-    const auto [it, inserted] = sites_.try_emplace(frames, out_.sites.size());
-    if (inserted) {
-      out_.sites.emplace_back();
-      out_.sites.back().frames = frames;
-    }
-    return out_.sites[it->second];
+    // The set holds indices into out_.sites: the new site is put there first,
+    // and taken back if one with the same frames exists.
+    out_.sites.emplace_back();
+    out_.sites.back().frames = frames;
+    const auto [it, inserted] = sites_.insert(out_.sites.size() - 1);
+    if (!inserted) out_.sites.pop_back();
+    return out_.sites[*it];
   }
 
  private:
-  std::uint32_t frame(SiteFrame f) {
-    std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}", f.function, f.file, f.line, f.module, f.inlined);
-    if (f.function.empty()) key += fmt::format("\x1f{:x}", f.module_offset);
-    const auto [it, inserted] = frames_.try_emplace(std::move(key), out_.frames.size());
-    if (inserted) out_.frames.push_back(std::move(f));
-    return it->second;
-  }
-
-  struct Hash {
-    std::size_t operator()(const std::vector<std::uint32_t>& v) const {
+  // Frames are equal by what the report shows, and by address only when the
+  // function is unknown. The set holds indices into out_.frames, so a
+  // frame's strings are kept once.
+  struct FrameHash {
+    const std::vector<SiteFrame>* frames;
+    std::size_t operator()(std::uint32_t i) const {
+      const SiteFrame& f = (*frames)[i];
+      std::size_t h = std::hash<std::string>{}(f.function);
+      h = h * 31 + std::hash<std::string>{}(f.file);
+      h = h * 31 + std::hash<std::string>{}(f.module);
+      h = h * 31 + f.line * 2 + (f.inlined ? 1 : 0);
+      return f.function.empty() ? h * 31 + f.module_offset : h;
+    }
+  };
+  struct FrameEqual {
+    const std::vector<SiteFrame>* frames;
+    bool operator()(std::uint32_t a, std::uint32_t b) const {
+      const SiteFrame& x = (*frames)[a];
+      const SiteFrame& y = (*frames)[b];
+      return x.function == y.function && x.file == y.file && x.line == y.line && x.module == y.module &&
+             x.inlined == y.inlined && (!x.function.empty() || x.module_offset == y.module_offset);
+    }
+  };
+  struct SiteHash {
+    const std::vector<CallSite>* sites;
+    std::size_t operator()(std::size_t i) const {
+      const std::vector<std::uint32_t>& v = (*sites)[i].frames;
       std::size_t h = v.size();
       for (const std::uint32_t x : v) h = h * 0x9e3779b97f4a7c15ull + x;
       return h;
     }
   };
+  struct SiteEqual {
+    const std::vector<CallSite>* sites;
+    bool operator()(std::size_t a, std::size_t b) const { return (*sites)[a].frames == (*sites)[b].frames; }
+  };
+
+  std::uint32_t frame(SiteFrame f) {
+    out_.frames.push_back(std::move(f));
+    const auto [it, inserted] = frames_.insert(static_cast<std::uint32_t>(out_.frames.size() - 1));
+    if (!inserted) out_.frames.pop_back();
+    return *it;
+  }
+
   CallSites& out_;
-  const AddressSymbols& symbols_;
+  AddressSymbols& symbols_;
   std::vector<std::vector<std::uint32_t>> of_symbol_;         // by symbol index: its frame ids
   std::unordered_map<std::uint64_t, std::uint32_t> unknown_;  // ip outside every module: its frame id
-  std::unordered_map<std::string, std::uint32_t> frames_;
-  std::unordered_map<std::vector<std::uint32_t>, std::size_t, Hash> sites_;
+  std::unordered_set<std::uint32_t, FrameHash, FrameEqual> frames_{64, FrameHash{&out_.frames},
+                                                                   FrameEqual{&out_.frames}};
+  std::unordered_set<std::size_t, SiteHash, SiteEqual> sites_{64, SiteHash{&out_.sites}, SiteEqual{&out_.sites}};
 };
 
 void add_figures(CallSite& site, const StackColumns& c, std::size_t s) {
@@ -177,7 +212,7 @@ void classify(CallSites& out) {
 
 CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer) {
   CallSites out;
-  const AddressSymbols symbols(dump, columns, symbolizer);
+  AddressSymbols symbols(dump, columns, symbolizer);
   Interner interner(out, symbols);
   std::vector<std::uint32_t> frames;
   for (std::size_t s = 0; s < columns.size(); ++s) {
