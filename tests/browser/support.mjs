@@ -13,6 +13,7 @@ import { chromium } from 'playwright-core';
 export const repo = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const buildDir = resolve(process.env.MEMREC_BUILD_DIR || join(repo, 'build'));
 export const memrec = join(buildDir, 'analyzer', 'memrec');
+export const preload = join(buildDir, 'preload', 'libmemrec.so');
 export const program = (name) => join(buildDir, 'tests', 'programs', name);
 // docs/images/ by default, to refresh the docs; scripts/test points this at its results.
 export const images = resolve(process.env.MEMREC_SCREENSHOT_DIR || join(repo, 'docs', 'images'));

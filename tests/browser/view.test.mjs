@@ -1,12 +1,13 @@
 // memrec view on tests/programs/leak_three (3 × 4242 = 12726 bytes leaked from
 // leak_here) and tests/programs/toggle (recording off twice): the overview, the
 // recording-off periods, the leak list and its backtrace, the sort in the URL,
-// the flamegraph's search and zoom, and the error page.
+// the flamegraph's search and zoom, its count of allocations (3 from leak_here,
+// 100 and a malloc(0) from churn), and the error page.
 // Screenshots go to docs/images/ (MEMREC_SCREENSHOT_DIR elsewhere).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { closeView, images, program, record, openView, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, getJson, images, program, record, openView, rendered, requireFiles, scratch } from './support.mjs';
 
 let view; // memrec view and the browser page on it
 let baseUrl;
@@ -87,6 +88,48 @@ test('the flamegraph finds leak_here, zooms on click and keeps its state in the 
   await page.waitForURL(/zoom=0/);
   await rendered(page);
   await page.getByRole('button', { name: 'Reset zoom' }).waitFor();
+});
+
+// Where flame_canvas.js draws the first node called `name`: its row, and its
+// x range as fractions of the width (children share their parent's width by value).
+function place(root, name) {
+  const walk = (node, depth, x, w) => {
+    if (node.name === name) return { depth, x, w };
+    const total = Math.max(node.value, node.children.reduce((sum, c) => sum + c.value, 0));
+    let cx = x;
+    for (const child of node.children) {
+      const found = walk(child, depth + 1, cx, (w * child.value) / total);
+      if (found) return found;
+      cx += (w * child.value) / total;
+    }
+    return null;
+  };
+  return walk(root, 0, 0, 1);
+}
+
+test('the flamegraph of allocations counts calls, not bytes', async () => {
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=allocated`);
+  await rendered(page);
+  await page.getByRole('combobox', { name: 'Metric' }).selectOption('allocations');
+  await page.waitForURL(/metric=allocations/);
+  await rendered(page);
+  const canvas = page.getByRole('img', { name: 'Flamegraph of allocations' });
+  await canvas.waitFor();
+  assert.equal(await page.getByRole('combobox', { name: 'Metric' }).inputValue(), 'allocations');
+  assert.equal(await page.locator('#flame-summary').textContent(), '104 in all');
+  // Hovering leak_here's frame names its count of calls and its share.
+  const flame = await getJson(baseUrl, '/api/dumps/0/flame?metric=allocations');
+  const at = place(flame.root, 'leak_here');
+  const box = await canvas.boundingBox();
+  await page.mouse.move(box.x + box.width * (at.x + at.w / 2), box.y + at.depth * 18 + 9);
+  await page.waitForFunction(() => document.getElementById('flame-info')?.textContent !== '\u00a0');
+  assert.equal(await page.locator('#flame-info').textContent(), 'leak_here: 3 (2.9%)');
+  // The search sums counts as well.
+  await page.getByRole('searchbox', { name: 'Search functions' }).fill('churn');
+  await page.getByRole('searchbox', { name: 'Search functions' }).press('Enter');
+  await page.waitForURL(/q=churn/);
+  await rendered(page);
+  assert.equal(await page.locator('#flame-summary').textContent(), '“churn”: 101 of 104');
 });
 
 test('an unknown dump shows an error message, not a blank page', async () => {

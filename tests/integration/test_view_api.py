@@ -1,12 +1,17 @@
 """`memrec view`'s HTTP API (docs/api.md) on a recording of leak_three: the
 figures match `memrec report`, bad requests get a 4xx with {"error": …} and
-the server stays up, and the page and its scripts are served from the binary."""
+the server stays up, and the page and its scripts are served from the binary.
+Also: an inlined frame in a backtrace (inline_alloc), and the address it
+listens on (--host)."""
 from __future__ import annotations
 
+import errno
 import http.client
+import ipaddress
 import json
 import re
 import select
+import socket
 import time
 
 import pytest
@@ -14,12 +19,15 @@ import pytest
 import memrec_support as support
 
 
+WEBUI_SRC = support.REPO / "webui" / "src"
+
+
 class ViewServer:
-    def __init__(self, proc, port):
-        self.proc, self.port = proc, port
+    def __init__(self, proc, host, port, url_line):
+        self.proc, self.host, self.port, self.url_line = proc, host, port, url_line
 
     def get(self, path: str) -> tuple[int, dict, bytes]:
-        conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=10)
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
         try:
             conn.request("GET", path)
             response = conn.getresponse()
@@ -34,7 +42,10 @@ class ViewServer:
         return json.loads(body)
 
 
-def start_view(build, dats, *args) -> ViewServer:
+def start_view(build, dats, *args, host="127.0.0.1") -> ViewServer:
+    """`memrec view --port 0` on `dats`; waits for the URL it prints, which
+    must name `host` (in brackets when IPv6)."""
+    url_host = re.escape(f"[{host}]" if ":" in host else host).encode()
     argv = [build.memrec, "view", "--port", "0", "--no-progress", *args, *dats]
     proc = support.start(argv, support.clean_env())
     deadline = time.monotonic() + support.TIMEOUT_S
@@ -43,9 +54,9 @@ def start_view(build, dats, *args) -> ViewServer:
         ready, _, _ = select.select([proc.stdout], [], [], 0.2)
         if ready:
             line += proc.stdout.readline()
-            match = re.search(rb"http://127\.0\.0\.1:(\d+)/", line)
+            match = re.search(rb"http://" + url_host + rb":(\d+)/", line)
             if match:
-                return ViewServer(proc, int(match.group(1)))
+                return ViewServer(proc, host, int(match.group(1)), line.decode())
     support.kill_tree(proc)
     out, err = proc.communicate()
     pytest.fail(f"memrec view printed no URL: {line!r} {out!r} {err.decode(errors='replace')}")
@@ -126,26 +137,47 @@ def test_offset_and_limit_page_through_the_sites(server):
     assert page["sites"] == everything[1:2]
 
 
+def find_node(node, name, path=()):
+    """(names from the root, node) of the first node called `name`, depth
+    first; checks on the way that no child outweighs its parent."""
+    if node["name"] == name:
+        return path + (name,), node
+    for child in node["children"]:
+        assert child["value"] <= node["value"]
+        found = find_node(child, name, path + (node["name"],))
+        if found:
+            return found
+    return None
+
+
 def test_the_flamegraph_tree_sums_the_sites_from_the_outermost_frame(server):
     flame = server.json("/api/dumps/0/flame?metric=allocated")
     summary = server.json("/api/dumps/0/summary")
     assert flame["total"] == summary["allocated_bytes"] == flame["root"]["value"]
 
-    def find(node, name, path=()):
-        if node["name"] == name:
-            return path + (name,), node
-        for child in node["children"]:
-            assert child["value"] <= node["value"]
-            found = find(child, name, path + (node["name"],))
-            if found:
-                return found
-        return None
-
-    path, leak = find(flame["root"], "leak_here")
+    path, leak = find_node(flame["root"], "leak_here")
     assert leak["value"] == 3 * 4242
     assert path[-2:] == ("main", "leak_here")
     leaked = server.json("/api/dumps/0/flame")
     assert leaked["metric"] == "leaked" and leaked["total"] == 3 * 4242
+
+
+def test_the_allocations_flamegraph_counts_calls_not_bytes(server):
+    # given leak_three: 3 calls from leak_here, 100 + malloc(0) from churn
+    # when the flamegraph is asked for the allocations metric
+    flame = server.json("/api/dumps/0/flame?metric=allocations")
+    # then every node is a count of calls, and the root is the summary's count
+    summary = server.json("/api/dumps/0/summary")
+    assert flame["metric"] == "allocations"
+    assert flame["total"] == flame["root"]["value"] == summary["allocations"] == 3 + 100 + 1
+    assert flame["pruned"] == 0
+    path, leak = find_node(flame["root"], "leak_here")
+    assert path[-2:] == ("main", "leak_here")
+    assert (leak["value"], leak["children"]) == (3, [])
+    _, churn = find_node(flame["root"], "churn")
+    assert (churn["value"], churn["children"]) == (101, [])
+    _, main = find_node(flame["root"], "main")
+    assert sorted((c["name"], c["value"]) for c in main["children"]) == [("churn", 101), ("leak_here", 3)]
 
 
 @pytest.mark.parametrize("path,status", [
@@ -190,12 +222,32 @@ def test_the_page_and_its_modules_are_embedded(server):
     assert code == 200
 
 
-@pytest.mark.parametrize("module", ["app.js", "api.js", "format.js", "overview.js", "sites.js", "flame.js"])
-def test_the_pages_own_scripts_never_parse_markup(server, module):
-    code, _, body = server.get(f"/src/{module}")
+def webui_src_files() -> list[str]:
+    return sorted(p.name for p in WEBUI_SRC.iterdir() if p.is_file())
+
+
+def test_every_file_in_webui_src_is_built_into_memrec():
+    # webui/meson.build lists its inputs by hand: a file missing there is
+    # still embedded, but a change to it does not rebuild memrec.
+    listed = re.findall(r"'src/([^']+)'", (WEBUI_SRC.parent / "meson.build").read_text())
+    assert sorted(listed) == webui_src_files()
+    assert {"app.js", "api.js", "format.js", "overview.js", "backtrace.js", "style.css"} <= set(listed)
+
+
+# The DOM and JS APIs that turn a string into markup or code.
+MARKUP_SINKS = (b"innerHTML", b"outerHTML", b"insertAdjacentHTML", b"document.write", b"eval(",
+                b"new Function", b"DOMParser", b"createContextualFragment", b"srcdoc", b"HTMLUnsafe")
+
+
+@pytest.mark.parametrize("name", webui_src_files())
+def test_the_pages_own_files_never_parse_markup(server, name):
+    # given a file of webui/src, as memrec serves it
+    code, _, body = server.get(f"/src/{name}")
     assert code == 200
-    for sink in (b"innerHTML", b"outerHTML", b"insertAdjacentHTML", b"document.write", b"eval("):
-        assert sink not in body, f"{module} uses {sink.decode()}: names from a dump must go in as text"
+    assert body == (WEBUI_SRC / name).read_bytes(), f"memrec serves another {name}: rebuild (ninja -C build)"
+    # then it uses no API that parses a string as markup or code
+    for sink in MARKUP_SINKS:
+        assert sink not in body, f"{name} uses {sink.decode()}: names from a dump must go in as text"
 
 
 def test_a_missing_dump_exits_2_without_serving(build, tmp_path):
@@ -220,3 +272,112 @@ def test_a_request_naming_another_host_is_refused(server):
         assert "error" in json.loads(response.read())
     finally:
         conn.close()
+
+
+def listening_addresses(port: int) -> list[tuple[str, str]]:
+    """(tcp or tcp6, address) of every socket listening on `port` in this
+    network namespace, from /proc/net/tcp{,6} (proc(5)): each address is hex
+    in 32-bit words of host byte order (little-endian here), the port big hex."""
+    found = []
+    for family in ("tcp", "tcp6"):
+        for line in open(f"/proc/net/{family}").read().splitlines()[1:]:
+            local, state = line.split()[1], line.split()[3]
+            address, port_hex = local.split(":")
+            if state != "0A" or int(port_hex, 16) != port:  # 0A: TCP_LISTEN
+                continue
+            raw = b"".join(bytes.fromhex(address[i:i + 8])[::-1] for i in range(0, len(address), 8))
+            found.append((family, str(ipaddress.ip_address(raw))))
+    return sorted(found)
+
+
+def connect_error(host: str, port: int) -> int:
+    """The errno of a TCP connect to host:port, 0 when it is accepted."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.settimeout(10)
+        return sock.connect_ex((host, port))
+
+
+def has_ipv6_loopback() -> bool:
+    try:
+        with socket.socket(socket.AF_INET6, socket.SOCK_STREAM) as sock:
+            sock.bind(("::1", 0))
+        return True
+    except OSError:
+        return False
+
+
+def test_by_default_it_listens_on_127_0_0_1_only(server):
+    # given memrec view started without --host
+    # then its one listening socket is on 127.0.0.1, which answers
+    assert listening_addresses(server.port) == [("tcp", "127.0.0.1")]
+    assert server.url_line == f"memrec: serving 1 dump at http://127.0.0.1:{server.port}/ (Ctrl-C stops)\n"
+    assert server.json("/api/dumps")["dumps"]
+    # and another loopback address, v4 or v6, is refused
+    assert connect_error("127.0.0.2", server.port) == errno.ECONNREFUSED
+    if has_ipv6_loopback():
+        assert connect_error("::1", server.port) == errno.ECONNREFUSED
+
+
+def test_host_ipv6_loopback_prints_a_bracketed_url_and_answers_there(build, leak_dump):
+    if not has_ipv6_loopback():
+        pytest.skip("this machine has no IPv6 loopback (::1)")
+    # given memrec view --host ::1
+    view = start_view(build, [leak_dump], "--host", "::1", host="::1")
+    try:
+        # then it prints its URL with the address in brackets
+        assert view.url_line == f"memrec: serving 1 dump at http://[::1]:{view.port}/ (Ctrl-C stops)\n"
+        # and listens on ::1 only, where the page and the API answer
+        assert listening_addresses(view.port) == [("tcp6", "::1")]
+        assert [d["id"] for d in view.json("/api/dumps")["dumps"]] == [0]
+        code, headers, _ = view.get("/")
+        assert code == 200 and headers["Content-Type"].startswith("text/html")
+        assert connect_error("127.0.0.1", view.port) == errno.ECONNREFUSED
+    finally:
+        support.kill_tree(view.proc)
+        view.proc.communicate()
+
+
+INLINE_SOURCE = support.REPO / "tests" / "programs" / "inline_alloc.c"
+
+
+def source_line(path, text: str) -> int:
+    """The 1-based number of the one line of `path` that contains `text`."""
+    lines = [n for n, line in enumerate(path.read_text().splitlines(), 1) if text in line]
+    assert len(lines) == 1, f"{text!r} in {path}: lines {lines}"
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def inline_server(build, tmp_path_factory):
+    run = support.record(build, "inline_alloc", tmp_path=tmp_path_factory.mktemp("view-inline"))
+    assert run.returncode == 0, run.stderr
+    assert len(run.dats) == 1
+    view = start_view(build, run.dats)
+    yield view
+    support.kill_tree(view.proc)
+    view.proc.communicate()
+
+
+def test_an_inlined_frame_is_flagged_in_the_backtrace(inline_server):
+    # given inline_alloc: 2 x 3131 leaked from always_inline inlined_alloc()
+    # inlined into outer_alloc()
+    # when its leaks are listed
+    sites = inline_server.json("/api/dumps/0/sites?sort=leaked")
+    # then one site leaks, named by its inlined innermost frame
+    assert sites["total"] == 1
+    top = sites["sites"][0]
+    assert (top["leaked_bytes"], top["leaked_count"]) == (2 * 3131, 2)
+    assert (top["top"]["function"], top["top"]["inlined"]) == ("inlined_alloc", True)
+    # and its backtrace has the inlined frame at the malloc call, then the
+    # function it was inlined into at the inlined call's line, then main
+    site = inline_server.json(f"/api/dumps/0/sites/{top['id']}")
+    frames = [(f["function"], f["inlined"], f["line"]) for f in site["frames"][:3]]
+    assert frames == [
+        ("inlined_alloc", True, source_line(INLINE_SOURCE, "void* ptr = malloc(size);")),
+        ("outer_alloc", False, source_line(INLINE_SOURCE, "return inlined_alloc(kBlockBytes);")),
+        ("main", False, source_line(INLINE_SOURCE, "keep(outer_alloc());")),
+    ]
+    assert [f["file"].rsplit("/", 1)[-1] for f in site["frames"][:3]] == ["inline_alloc.c"] * 3
+    assert site["frames"][0]["module"] == site["frames"][1]["module"]
+    assert all(f["inlined"] is False for f in site["frames"][1:])
