@@ -4,7 +4,7 @@
 // script error or dialog. MEMREC_BUILD_DIR (default <repo>/build) must be built.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +26,16 @@ export function requireFiles(...paths) {
   mkdirSync(images, { recursive: true });
 }
 
-export const scratch = () => mkdtempSync(join(tmpdir(), 'memrec-browser-'));
+// Scratch folders of this test file, removed when its process exits.
+const scratchDirs = [];
+process.on('exit', () => {
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
+});
+export const scratch = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'memrec-browser-'));
+  scratchDirs.push(dir);
+  return dir;
+};
 
 // Runs `argv` under memrec run in `dir`; returns the dumps it wrote, by name.
 export function record(dir, name, argv) {

@@ -72,7 +72,7 @@ export async function renderSites(root, state, navigate) {
   root.replaceChildren(...[
     el('h2', {}, 'Call sites'),
     el('p', { class: 'detail' },
-      `${integer(answer.total)} sites with a non-zero figure, sorted by ${sort}.` +
+      `${integer(answer.total)} ${answer.total === 1 ? 'site' : 'sites'} with a non-zero figure, sorted by ${sort}.` +
       (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its backtrace.'),
     answer.sites.length === 0
       ? el('p', { class: 'empty' }, 'No call site has a non-zero figure for this sort.')
