@@ -211,6 +211,57 @@ def test_a_bad_request_gets_a_4xx_error_and_the_server_stays_up(server, path, st
     assert server.json("/api/dumps")["dumps"]  # still serving
 
 
+def raw_exchange(server, request: bytes) -> bytes:
+    """Sends `request` as it is on a fresh connection and returns the first
+    answer: its head and Content-Length bytes of body, or what came before
+    the server closed the connection (or 10 s passed)."""
+    with socket.create_connection((server.host, server.port), timeout=10) as sock:
+        sock.sendall(request)
+        answer = b""
+        while True:
+            head_end = answer.find(b"\r\n\r\n")
+            if head_end >= 0:
+                length = re.search(rb"(?i)\r\ncontent-length: *(\d+)", answer[:head_end])
+                if length and len(answer) >= head_end + 4 + int(length.group(1)):
+                    break
+            try:
+                chunk = sock.recv(65536)
+            except (ConnectionResetError, socket.timeout):
+                break
+            if not chunk:
+                break
+            answer += chunk
+    return answer
+
+
+def status_of(answer: bytes) -> int:
+    match = re.match(rb"HTTP/1\.[01] (\d{3}) ", answer)
+    assert match, answer[:200]
+    return int(match.group(1))
+
+
+@pytest.mark.parametrize("name,request_bytes,status", [
+    ("garbage request line", b"\x16\x03\x01\x02\x00\x01\x00\x01\xfc\x03\x03 not http\r\n\r\n", 400),
+    ("no version", b"GET /api/dumps\r\n\r\n", 400),
+    ("bad percent escape", b"GET /api/dumps/%zz/summary HTTP/1.1\r\nHOST\r\n\r\n", 400),
+    ("bad escape in a parameter", b"GET /api/dumps/0/sites?sort=%G1 HTTP/1.1\r\nHOST\r\n\r\n", 400),
+    ("POST", b"POST /api/dumps HTTP/1.1\r\nHOST\r\nContent-Length: 2\r\n\r\n{}", 404),
+    ("PUT", b"PUT /index.html HTTP/1.1\r\nHOST\r\nContent-Length: 1\r\n\r\nx", 404),
+    ("DELETE", b"DELETE /api/dumps/0 HTTP/1.1\r\nHOST\r\n\r\n", 404),
+    ("a 100 KB URL", b"GET /api/dumps?" + b"a" * 100_000 + b" HTTP/1.1\r\nHOST\r\n\r\n", 414),
+    ("a 100 KB header", b"GET /api/dumps HTTP/1.1\r\nHOST\r\nX-Big: " + b"b" * 100_000 + b"\r\n\r\n", 400),
+])
+def test_a_malformed_http_request_gets_a_4xx_and_the_server_stays_up(server, name, request_bytes, status):
+    # Given the server, when a client sends bytes that are not a well-formed
+    # GET (HOST stands for a valid Host header and Connection: close), then
+    # the answer is that 4xx with a JSON error, and the server goes on serving.
+    host = f"Host: {server.host}:{server.port}\r\nConnection: close\r\n".encode()
+    answer = raw_exchange(server, request_bytes.replace(b"HOST\r\n", host))
+    assert status_of(answer) == status, (name, answer[:300])
+    assert server.proc.poll() is None
+    assert server.json("/api/dumps")["dumps"]
+
+
 def test_the_page_and_its_modules_are_embedded(server):
     code, headers, body = server.get("/")
     assert code == 200 and headers["Content-Type"].startswith("text/html")
