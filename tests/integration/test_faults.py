@@ -240,29 +240,69 @@ def test_a_deleted_dump_stops_the_recording_and_the_program_goes_on(build, prelo
     assert_cut_and_stopped(build, saved, info, leaks_by_function)
 
 
-def test_sigkill_at_random_moments_leaves_a_dump_that_reads_and_says_it_was_cut(build, preload, memrec_cli, info,
-                                                                                tmp_path):
-    # given sigkill_loop: four threads allocating without end
+# The recorder writes a frame at least once a second (MEMREC_FLUSH_INTERVAL_MS,
+# 1000 by default); its writer thread gets a quarter second more to wake,
+# compress and write on a loaded machine, as in scripts/stress.
+LOSS_BOUND_NS = 1_250_000_000
+
+
+def end_line(dump: dict) -> str:
+    """The `end` line `memrec info` prints for a dump without an End record
+    (analyzer/reports/info_text.cpp): a last frame cut short names its offset."""
+    if dump["truncated_at"] is None:
+        return "  end       no End record: the process stopped without a clean exit"
+    return f"  end       cut at offset {dump['truncated_at']}: the last complete frame ends there"
+
+
+@pytest.mark.parametrize("pace,kills,earliest_s,latest_s", [
+    # flat out: frames fill and go out every few milliseconds, so a kill may
+    # land in the middle of a write; the dump grows ~15 MB a second, which
+    # `memrec info` reads twice here, so the kills come early
+    ("flat-out", 3, 0.02, 0.3),
+    # paced (1 ms sleep per allocation): frames go out only at the
+    # once-a-second flush, and the kill comes late enough for the bound to bite
+    ("paced", 2, 1.75, 2.5),
+])
+def test_sigkill_at_random_moments_leaves_a_dump_that_says_it_was_cut_and_lost_at_most_the_last_second(
+        build, preload, memrec_cli, info, tmp_path, pace, kills, earliest_s, latest_s):
+    # given sigkill_loop: four threads allocating without end, and a marker
+    # "marker <CLOCK_MONOTONIC ns> <allocations so far>" every 100 ms from main
     seed = random.randrange(1 << 32)
     rng = random.Random(seed)
-    moments = sorted(rng.uniform(0.02, 0.8) for _ in range(3))
+    moments = sorted(rng.uniform(earliest_s, latest_s) for _ in range(kills))
     for moment in moments:
         out_dir = support.fresh_dir(tmp_path, "memrec-out")
         env = support.clean_env({"LD_PRELOAD": str(preload), "MEMREC_OUTPUT": str(out_dir / "%e.%p.dat")})
-        argv = [str(build.program("sigkill_loop"))]
+        argv = [str(build.program("sigkill_loop")), *(["paced"] if pace == "paced" else [])]
         proc = support.start(argv, env, cwd=out_dir)
         try:
-            # when it is SIGKILLed that many seconds after its start
+            # when it is SIGKILLed that many seconds after main printed its
+            # first marker (so the preload had started: its dump exists)
+            first = read_line(proc, support.TIMEOUT_S).decode()
             time.sleep(moment)
+            killed_at_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the dump's clock
             os.kill(proc.pid, signal.SIGKILL)
             run = support.finish(proc, argv, support.TIMEOUT_S)
         finally:
             support.kill_tree(proc)
-        context = f"killed after {moment:.3f} s (seed {seed})"
+        context = f"{pace}, killed {moment:.3f} s into main (seed {seed})"
         assert run.returncode == -signal.SIGKILL, context
+        markers = [tuple(map(int, line.split()[1:])) for line in (first + run.stdout).splitlines()
+                   if line.startswith("marker ")]
         # then its one dump (created at start) reads, and says it was cut
         dats = sorted(out_dir.iterdir())
         assert len(dats) == 1, context
         dump = info(dats[0])
         assert dump["clean_end"] is False, context
         assert dump["header"]["pid"] == run.pid, context
+        text = support.memrec_raw(build, ["info", dats[0]])
+        assert text.returncode == 0, text.describe()
+        assert [line for line in text.stdout.splitlines() if line.startswith("  end ")] == [end_line(dump)], context
+        # and it lost at most the last LOSS_BOUND_NS: its last event is that
+        # recent, and it holds every allocation main counted before then
+        last_event_ns = dump["header"]["start_mono_ns"] + dump["duration_ns"]
+        assert killed_at_ns - last_event_ns <= LOSS_BOUND_NS, (context, killed_at_ns - last_event_ns)
+        old_enough = [count for when_ns, count in markers if when_ns <= killed_at_ns - LOSS_BOUND_NS]
+        if pace == "paced":  # killed 1.75 s or more into main: at least the markers of 0 and 0.1 s are that old
+            assert len(old_enough) >= 2 and old_enough[-1] > 0, (context, markers)
+        assert dump["counts"]["alloc"] >= max(old_enough, default=0), (context, dump["counts"], markers)

@@ -180,3 +180,83 @@ def test_sigkill_leaves_a_dump_that_reads_up_to_the_last_second(build, preload, 
     assert old_enough, f"no marker 1.5 s before the kill: {markers}"
     assert dump["counts"]["alloc"] >= old_enough[-1], (dump["counts"], markers)
     assert dump["counts"]["alloc"] > 0
+
+
+def fork_storm_dumps(record, info, mode):
+    """Runs `fork_storm 50 MODE` under the preload; returns the run and the
+    info of each of its dumps by pid and program arguments."""
+    run = record("fork_storm", "50", mode, timeout=120)  # about a second on an idle machine
+    assert run.returncode == 0, run.describe()
+    assert run.stdout == f"fork_storm: 50 {mode} children, 0 failed\n"
+    return run, dumps_of(info, run)
+
+
+def assert_parent_exact(leaks_by_function, parents):
+    """The parent's one dump: ended cleanly, every free matched, and its only
+    leak parent_leak's 1 x 555."""
+    assert len(parents) == 1, [d["file"] for d in parents]
+    (parent,) = parents
+    assert parent["clean_end"] is True
+    assert parent["heap"]["unmatched_frees"] == 0
+    assert_consistent(parent)
+    # main starts the busy thread: glibc may keep its thread descriptor
+    assert_leaks(leaks_by_function(parent), {"parent_leak": (1, 555)}, ignore=("main",))
+
+
+def test_fifty_forks_without_exec_leave_one_dump_per_child_with_its_exact_leak(record, info, leaks_by_function):
+    # given fork_storm: while a thread allocates and frees without pause, the
+    # parent leaks 1 x 555 and forks 50 children (8 at a time), each leaking
+    # 1 x 777 from child_leak and making and freeing 100 more blocks, half of
+    # them leaving by exit(), half by _exit()
+    # when it runs under the preload
+    run, dumps = fork_storm_dumps(record, info, "fork")
+    # then there is one dump per process: the parent's and 50 children's
+    parents = [d for d in dumps if d["header"]["pid"] == run.pid]
+    children = [d for d in dumps if d["header"]["pid"] != run.pid]
+    assert len(dumps) == 51
+    assert len({d["header"]["pid"] for d in children}) == 50
+    assert_parent_exact(leaks_by_function, parents)
+    # and each child's dump ended cleanly and holds exactly what the child did
+    # after the fork (its dump starts empty: the heap it inherited is the
+    # parent's): 101 blocks, 100 freed, child_leak's 777 bytes live
+    for child in children:
+        context = child["file"]
+        assert child["header"]["ppid"] == run.pid, context
+        assert child["clean_end"] is True, context
+        assert (child["counts"]["alloc"], child["counts"]["free"]) == (101, 100), context
+        assert (child["heap"]["live_count"], child["heap"]["live_bytes"]) == (1, 777), context
+        assert child["heap"]["unmatched_frees"] == 0, context
+        assert leaks_by_function(child) == {"child_leak": (1, 777)}, context
+
+
+def test_fifty_forks_with_exec_leave_one_dump_per_image_with_its_exact_leak(record, info, leaks_by_function):
+    # given fork_storm: while a thread allocates and frees without pause, the
+    # parent leaks 1 x 555 and forks 50 children (8 at a time), each of which
+    # execs `fork_storm child` at once, which leaks 1 x 888 from exec_leak
+    # when it runs under the preload
+    run, dumps = fork_storm_dumps(record, info, "exec")
+    # then there is the parent's dump, and for each child pid two: the forked
+    # image's, written out at the exec, and the exec'd program's
+    parents = [d for d in dumps if d["header"]["pid"] == run.pid]
+    forked = [d for d in dumps if d["header"]["pid"] != run.pid and d["header"]["cmdline"][1:] == ["50", "exec"]]
+    execd = [d for d in dumps if d["header"]["cmdline"][1:] == ["child"]]
+    assert len(dumps) == 1 + 50 + 50
+    assert_parent_exact(leaks_by_function, parents)
+    child_pids = sorted(d["header"]["pid"] for d in execd)
+    assert len(set(child_pids)) == 50
+    assert sorted(d["header"]["pid"] for d in forked) == child_pids
+    # and the forked image recorded nothing between fork and exec; its dump
+    # has no End, since an exec may fail and the recording go on
+    for image in forked:
+        context = image["file"]
+        assert image["header"]["ppid"] == run.pid, context
+        assert (image["counts"]["alloc"], image["counts"]["free"]) == (0, 0), context
+        assert (image["clean_end"], image["truncated_at"]) == (False, None), context
+    # and each exec'd program's dump ended cleanly with exec_leak's one block
+    for child in execd:
+        context = child["file"]
+        assert child["header"]["ppid"] == run.pid, context
+        assert child["clean_end"] is True, context
+        assert (child["counts"]["alloc"], child["counts"]["free"]) == (1, 0), context
+        assert child["heap"]["unmatched_frees"] == 0, context
+        assert leaks_by_function(child) == {"exec_leak": (1, 888)}, context

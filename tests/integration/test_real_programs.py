@@ -4,6 +4,7 @@ with no event lost and the program's own functions among the call sites.
 Each is sized to take a few seconds."""
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 import signal
@@ -402,27 +403,52 @@ def redis_cli(port: int, *args: str) -> support.Run:
     return support.finish(support.start(argv, support.clean_env()), argv, support.TIMEOUT_S)
 
 
-def test_redis_under_benchmark_with_recording_toggled_by_sigusr1(build, preload, info, tmp_path):
-    # given redis-server without persistence, on a free port, under the preload
-    need("redis-server", "redis-benchmark", "redis-cli")
-    out_dir = support.fresh_dir(tmp_path, "dumps")
+def sigusr1_pending(pid: int) -> bool:
+    """Whether a SIGUSR1 sent to the process waits for a thread to take it
+    (ShdPnd in /proc/PID/status, proc(5))."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("ShdPnd:"):
+            return bool(int(line.split()[1], 16) & (1 << (signal.SIGUSR1 - 1)))
+    raise AssertionError(f"no ShdPnd in /proc/{pid}/status")
+
+
+@dataclasses.dataclass
+class RedisRun:
+    bench: support.Run
+    sizes: tuple[str, str]  # redis-cli's dbsize and llen mylist, after the benchmark
+    server: support.Run
+    toggles_sent_ns: list[int]  # CLOCK_MONOTONIC, just before each SIGUSR1
+
+
+def run_redis_benchmark(tmp_path: Path, env: dict[str, str], toggle: bool) -> RedisRun:
+    """redis-server without persistence, on a free port, loaded by
+    redis-benchmark with 20000 SET, GET and LPUSH each; with `toggle`, SIGUSR1
+    every 50 ms while the benchmark runs. Then dbsize, llen and a shutdown."""
     port = free_port()
     argv = ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
             "--dir", str(tmp_path), "--daemonize", "no", "--logfile", ""]
-    env = support.clean_env({"LD_PRELOAD": str(preload), "MEMREC_OUTPUT": str(out_dir / "%e.%p.dat")})
     server = support.start(argv, env, cwd=tmp_path)
+    sent: list[int] = []
     try:
         deadline = time.monotonic() + 20
         while redis_cli(port, "ping").stdout.strip() != "PONG":
             assert server.poll() is None and time.monotonic() < deadline, "redis-server did not start"
             time.sleep(0.1)
-        # when redis-benchmark loads it with SET, GET and LPUSH, and SIGUSR1
-        # turns the recording off and on twice meanwhile
         bench_argv = ["redis-benchmark", "-q", "-n", "20000", "-p", str(port), "-t", "set,get,lpush"]
         bench = support.start(bench_argv, support.clean_env())
-        for _ in range(4):
-            time.sleep(0.25)
+        while toggle:
+            time.sleep(0.05)
+            if bench.poll() is not None:
+                break
+            sent.append(time.monotonic_ns())
             os.kill(server.pid, signal.SIGUSR1)
+            # A second SIGUSR1 sent while the first still waits would merge
+            # with it (signal(7): standard signals do not queue): wait for it
+            # to be taken.
+            deadline = time.monotonic() + support.TIMEOUT_S
+            while sigusr1_pending(server.pid):
+                assert time.monotonic() < deadline, "redis-server did not take SIGUSR1"
+                time.sleep(0.001)
         bench_run = support.finish(bench, bench_argv, support.TIMEOUT_S)
         # (without -r every SET hits the one key "key:__rand_int__", every LPUSH "mylist")
         sizes = (redis_cli(port, "dbsize").stdout, redis_cli(port, "llen", "mylist").stdout)
@@ -430,23 +456,46 @@ def test_redis_under_benchmark_with_recording_toggled_by_sigusr1(build, preload,
         server_run = support.finish(server, argv, support.TIMEOUT_S)
     finally:
         support.kill_tree(server)
-    # then the benchmark ran every test against a server that kept every write,
-    # and redis exited normally
-    assert bench_run.returncode == 0, bench_run.describe()
-    summary = [line.split(":")[0].split()[-1] for line in bench_run.stdout.split("\n") if "requests per second" in line]
-    assert summary == ["SET", "GET", "LPUSH"], bench_run.stdout
-    assert sizes == ("2\n", "20000\n")
-    assert server_run.returncode == 0, server_run.describe()
-    assert memrec_lines(server_run.stderr + server_run.stdout) == []
-    assert "ready to exit" in server_run.stdout
-    # and its one dump holds the four toggles, off first, and reads whole
+    return RedisRun(bench_run, sizes, server_run, sent)
+
+
+def benchmark_tests(bench: support.Run) -> list[str]:
+    """The tests redis-benchmark -q says it ran, in order."""
+    return [line.split(":")[0].split()[-1] for line in bench.stdout.split("\n") if "requests per second" in line]
+
+
+def test_redis_under_benchmark_keeps_every_write_as_without_the_preload_and_records_each_sigusr1_toggle(build, preload, info, tmp_path):
+    # given redis-server without persistence, on a free port, under the preload
+    need("redis-server", "redis-benchmark", "redis-cli")
+    out_dir = support.fresh_dir(tmp_path, "dumps")
+    env = support.clean_env({"LD_PRELOAD": str(preload), "MEMREC_OUTPUT": str(out_dir / "%e.%p.dat")})
+    # when redis-benchmark loads it with SET, GET and LPUSH, and SIGUSR1
+    # turns the recording off and on every 50 ms while the benchmark runs
+    run = run_redis_benchmark(support.fresh_dir(tmp_path, "recorded"), env, toggle=True)
+    # (each one sent while the benchmark still ran: at least four of them)
+    assert len(run.toggles_sent_ns) >= 4, "redis-benchmark ended too soon: give it more requests"
+    # then the benchmark ran every test against a server that kept every
+    # write, and redis exited normally: all as without the preload
+    plain = run_redis_benchmark(support.fresh_dir(tmp_path, "plain"), support.clean_env(), toggle=False)
+    assert plain.bench.returncode == 0, plain.bench.describe()
+    assert run.bench.returncode == 0, run.bench.describe()
+    assert benchmark_tests(run.bench) == benchmark_tests(plain.bench) == ["SET", "GET", "LPUSH"], run.bench.stdout
+    assert run.sizes == plain.sizes == ("2\n", "20000\n")
+    assert run.server.returncode == plain.server.returncode == 0, run.server.describe()
+    assert "ready to exit" in run.server.stdout and "ready to exit" in plain.server.stdout
+    assert memrec_lines(run.server.stderr + run.server.stdout) == []
+    assert run.server.stderr == plain.server.stderr == ""
+    # and its one dump holds every toggle, off first, each after it was sent
     dats = sorted(out_dir.iterdir())
     assert len(dats) == 1, dats
     dump = info(dats[0])
-    assert [t["on"] for t in dump["recording"]] == [False, True, False, True]
+    sent = run.toggles_sent_ns
+    assert [t["on"] for t in dump["recording"]] == [i % 2 == 1 for i in range(len(sent))]
     times = [t["time_ns"] for t in dump["recording"]]
     assert times == sorted(times)
-    assert dump["counts"]["recording_toggles"] == 4
+    assert all(at >= sent_at for at, sent_at in zip(times, sent)), (times, sent)
+    assert dump["counts"]["recording_toggles"] == len(sent)
+    # and it reads whole, with redis's own functions among the call sites
     (process,) = assert_recorded_whole(build, dats, info)
     assert process["report"]["allocations"] > 1000
     assert {"zmalloc", "readQueryFromClient"} <= functions_in_sites(process["report"])

@@ -1,6 +1,7 @@
 """Threads: frees on another thread than the allocation, address reuse across
 threads, and threads that exit before their events are written."""
-from memrec_support import assert_consistent, assert_leaks
+import memrec_support as support
+from memrec_support import assert_consistent, assert_leaks, leaked_by_function, sites_by_function
 
 
 def test_blocks_passed_between_threads_are_all_freed_in_the_dump(record, only_dump, leaks_by_function):
@@ -82,3 +83,31 @@ def test_a_thousand_short_lived_threads_are_all_recorded(record, only_dump, leak
     workers = [t for t in dump["threads"] if t["name"] == "many_threads"]
     assert len(workers) >= 1001  # main and the 1000 workers share the program's name
     assert sum(1 for t in workers if t["exit_ns"] is not None) >= 1000
+
+
+def test_sixty_four_threads_freeing_each_others_blocks_leave_exact_leaks_and_no_unmatched_free(build, record,
+                                                                                               only_dump):
+    # given cross_free_threads (scripts/stress runs it with 20000 blocks): 64
+    # threads at once, thread i allocating 2000 blocks in produce() that
+    # thread (i + 1) % 64 frees in consume(), and leaking 1 x (100000 + i)
+    # from leak_per_thread() (0 + 1 + ... + 63 = 2016 bytes over 64 x 100000)
+    # when it runs under the preload (half a second on an idle machine)
+    run = record("cross_free_threads", "64", "2000")
+    assert run.returncode == 0, run.describe()
+    assert run.stdout == "cross_free_threads: 64 threads passed 2000 blocks each, 0 bad\n"
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert_consistent(dump)
+    # then every free found the block it frees, though another thread made it
+    assert dump["heap"]["unmatched_frees"] == 0
+    assert len(dump["threads"]) == 64 + 1
+    # and report names every block produce() made, each freed, and only the
+    # 64 blocks of leak_per_thread() as leaked
+    rep = support.only_process(support.report(build, run.dats[0]))
+    assert rep["unmatched_frees"] == 0
+    # (block sizes are 16 + ((seq * 7 + i) % 250) * 8: 2000 blocks cycle
+    # through all 250 equally, 1012 bytes on average)
+    allocated = sites_by_function(build, rep, "allocated", ("allocations", "allocated_bytes", "leaked_count"))
+    allocated.pop("main", None)  # pthread_create's thread descriptors: glibc's, sized by its version
+    assert allocated == {"produce": (128000, 128000 * 1012, 0), "leak_per_thread": (64, 64 * 100000 + 2016, 64)}
+    assert leaked_by_function(build, rep) == {"leak_per_thread": (64, 64 * 100000 + 2016)}

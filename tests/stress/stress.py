@@ -95,9 +95,9 @@ def finish(proc: subprocess.Popen, timeout: float = TIMEOUT_S) -> Finished:
 
 
 class Stress:
-    def __init__(self, build: Path, programs: Path, work: Path):
+    def __init__(self, build: Path, work: Path):
         self.build = build
-        self.programs = programs  # where scripts/stress compiled tests/stress/*.c
+        self.programs = build / "tests" / "programs"
         self.work = work
         self.memrec = build / "analyzer" / "memrec"
         self.preload = build / "preload" / "libmemrec.so"
@@ -332,7 +332,6 @@ def print_table(rows: list[Row]) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--build", type=Path, required=True, help="meson build dir with the preload and memrec")
-    parser.add_argument("--programs", type=Path, required=True, help="where tests/stress/*.c were compiled")
     parser.add_argument("--kills", type=int, default=30)
     parser.add_argument("--threads", type=int, default=64)
     parser.add_argument("--blocks", type=int, default=20000)
@@ -353,7 +352,7 @@ def main() -> int:
         rows.append(Row(f"fuzz reader_fuzzer ({seconds} s)", summary.split(",")[0].removeprefix("fuzz: "),
                         code == "0", summary, float(elapsed)))
     with tempfile.TemporaryDirectory(prefix="memrec-stress-") as work:
-        stress = Stress(args.build.resolve(), args.programs.resolve(), Path(work))
+        stress = Stress(args.build.resolve(), Path(work))
         if args.corpus:
             rows.append(guarded("analyzer over the fuzz corpus", stress.corpus, args.corpus))
         rows.append(guarded("SIGKILL sigkill_loop", stress.sigkill, args.kills, random.Random(seed)))

@@ -1,16 +1,17 @@
 // `cross_free_threads [THREADS [BLOCKS]]` (default 64 threads, 20000 blocks
-// each), for scripts/stress: all threads run at once; thread i allocates BLOCKS
-// blocks in produce() and hands each through a lock-free ring to thread
-// (i + 1) % THREADS, which checks and frees it in consume(). So every free runs
-// on another thread than its malloc, while glibc hands the freed blocks to the
-// others: the dump must order those events or show unmatched frees and false
-// leaks. Each thread also leaks 1 x (100000 + i) from leak_per_thread().
+// each, as scripts/stress runs it; test_threads.py passes fewer blocks): all
+// threads run at once; thread i allocates BLOCKS blocks in produce() and hands
+// each through a lock-free ring to thread (i + 1) % THREADS, which checks and
+// frees it in consume(). So every free runs on another thread than its
+// malloc, while glibc hands the freed blocks to the others: the dump must
+// order those events or show unmatched frees and false leaks. Each thread also
+// leaks 1 x (100000 + i) from leak_per_thread().
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "../programs/common.h"
+#include "common.h"
 
 enum { kMaxThreads = 256, kRingSlots = 64 };
 

@@ -1,16 +1,16 @@
-// `fork_storm N fork|exec`, for scripts/stress: forks N children, at most 8 at
-// a time, while a thread allocates and frees in a loop (so the allocator's and
-// the recorder's locks may be held at any fork). The parent leaks 1 x 555 from
-// parent_leak. A `fork` child leaks 1 x 777 from child_leak and leaves by
-// exit() (even children) or _exit() (odd ones); an `exec` child execs this
-// program as `fork_storm child`, which leaks 1 x 888 from exec_leak. Exits 0
-// when every child exited 0.
+// `fork_storm N fork|exec` (scripts/stress: N = 200; test_process_lifecycle.py:
+// N = 50): forks N children, at most 8 at a time, while a thread allocates and
+// frees in a loop (so the allocator's and the recorder's locks may be held at
+// any fork). The parent leaks 1 x 555 from parent_leak. A `fork` child leaks
+// 1 x 777 from child_leak and leaves by exit() (even children) or _exit() (odd
+// ones); an `exec` child execs this program as `fork_storm child`, which leaks
+// 1 x 888 from exec_leak. Exits 0 when every child exited 0.
 #include <pthread.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../programs/common.h"
+#include "common.h"
 
 enum { kInFlight = 8 };
 
