@@ -7,6 +7,8 @@
 
 #include <nlohmann/json.hpp>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "diff/fail_if.h"
 #include "diff/site_diff.h"
@@ -19,22 +21,64 @@ namespace {
 
 using nlohmann::json;
 
+// `prefix` names the flags in messages: "base-" for --base-from, "" for --from.
 Result<RelativeWindow> window_of(const std::optional<std::string>& from, const std::optional<std::string>& to,
-                                 const char* which) {
+                                 std::string_view prefix) {
   RelativeWindow w;
   if (from) {
     auto t = parse_time_spec(*from);
-    if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}-from {}", which, t.error().message)};
+    if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}from {}", prefix, t.error().message)};
     w.from_ns = *t;
   }
   if (to) {
     auto t = parse_time_spec(*to);
-    if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}-to {}", which, t.error().message)};
+    if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}to {}", prefix, t.error().message)};
     w.to_ns = *t;
   }
   if (w.to_ns && *w.to_ns < w.from_ns)
-    return Error{ErrorCode::kUsage, fmt::format("diff: --{}-to is before --{}-from", which, which)};
+    return Error{ErrorCode::kUsage, fmt::format("diff: --{}to {} is before --{}from {}", prefix, *to, prefix, *from)};
   return w;
+}
+
+// BASE's and NEW's windows: from the ranges (one for both sides, or one
+// each) or from the per-side flags; one dump must be given two ranges.
+Result<std::pair<RelativeWindow, RelativeWindow>> windows_of(const DiffOptions& o) {
+  const bool per_side = o.base_from || o.base_to || o.new_from || o.new_to;
+  if (!o.ranges.empty() && per_side) {
+    return Error{ErrorCode::kUsage,
+                 "diff: give --from/--to ranges or --base-from/--base-to/--new-from/--new-to, not both"};
+  }
+  if (o.ranges.size() > 2) {
+    return Error{
+        ErrorCode::kUsage,
+        fmt::format("diff: {} --from/--to ranges given; a diff compares two (BASE's, then NEW's)", o.ranges.size())};
+  }
+  if (o.files.size() == 1 && o.ranges.size() == 1) {
+    return Error{ErrorCode::kUsage,
+                 "diff: one dump needs two ranges to compare: --from A --to B --from C --to D (BASE, then NEW)"};
+  }
+  if (per_side) {
+    auto base = window_of(o.base_from, o.base_to, "base-");
+    if (!base) return base.error();
+    auto next = window_of(o.new_from, o.new_to, "new-");
+    if (!next) return next.error();
+    return std::pair{*base, *next};
+  }
+  if (o.ranges.empty()) return std::pair{RelativeWindow{}, RelativeWindow{}};
+  auto base = window_of(o.ranges.front().from, o.ranges.front().to, "");
+  if (!base) return base.error();
+  auto next = window_of(o.ranges.back().from, o.ranges.back().to, "");
+  if (!next) return next.error();
+  return std::pair{*base, *next};
+}
+
+std::string seconds(std::uint64_t ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); }
+
+// A side's name in the text: the file, and its range when it has one.
+std::string side_text(const HeapReport& r) {
+  if (r.window.from_ns == 0 && !r.window.to_ns) return r.dump.path;
+  return fmt::format("{} [{} to {}]", r.dump.path, seconds(r.window.from_ns),
+                     r.window.to_ns ? seconds(*r.window.to_ns) : std::string("the end"));
 }
 
 const char* change_name(SiteChange c) {
@@ -105,7 +149,7 @@ json diff_json(const HeapReport& base, const HeapReport& next, const HeapDiff& d
 std::string signed_text(std::int64_t v) { return v > 0 ? fmt::format("+{}", v) : fmt::format("{}", v); }
 
 std::string diff_text(const HeapReport& base, const HeapReport& next, const HeapDiff& d, std::size_t top) {
-  std::string out = fmt::format("memrec diff: {} -> {}\n\n", base.dump.path, next.dump.path);
+  std::string out = fmt::format("memrec diff: {} -> {}\n\n", side_text(base), side_text(next));
   out += fmt::format("{:<16}{:>16}{:>16}{:>16}\n", "total", "base", "new", "change");
   const auto row = [&](const char* name, std::uint64_t DiffFigures::*f) {
     out += fmt::format("{:<16}{:>16}{:>16}{:>16}\n", name, d.base_totals.*f, d.next_totals.*f,
@@ -144,7 +188,7 @@ std::string diff_text(const HeapReport& base, const HeapReport& next, const Heap
 
 int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
   if (options.files.empty() || options.files.size() > 2) {
-    err << "memrec: diff: give BASE and NEW, or one dump with --base-from/--base-to and --new-from/--new-to\n";
+    err << "memrec: diff: give BASE and NEW, or one dump with two ranges: --from A --to B --from C --to D\n";
     return kExitUsage;
   }
   std::vector<Threshold> thresholds;
@@ -161,20 +205,19 @@ int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
       start = comma + 1;
     }
   }
-  const auto base_window = window_of(options.base_from, options.base_to, "base");
-  const auto new_window = window_of(options.new_from, options.new_to, "new");
-  for (const auto* w : {&base_window, &new_window}) {
-    if (!*w) {
-      err << "memrec: " << w->error().message << "\n";
-      return kExitUsage;
-    }
+  const auto windows = windows_of(options);
+  if (!windows) {
+    err << "memrec: " << windows.error().message << "\n";
+    return kExitUsage;
   }
+  const RelativeWindow& base_window = windows->first;
+  const RelativeWindow& new_window = windows->second;
 
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
   const std::string& base_path = options.files.front();
   const std::string& new_path = options.files.back();
   std::vector<HeapReport> reports;
-  for (const auto& [path, window] : {std::pair{&base_path, &*base_window}, std::pair{&new_path, &*new_window}}) {
+  for (const auto& [path, window] : {std::pair{&base_path, &base_window}, std::pair{&new_path, &new_window}}) {
     auto report = build_heap_report(*path, *window, LoadOptions{options.threads, {}}, symbolizer);
     if (!report) {
       err << "memrec: " << report.error().message << "\n";

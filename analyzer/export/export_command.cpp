@@ -7,6 +7,7 @@
 #include <set>
 
 #include "exit_codes.h"
+#include "export/export_metric.h"
 #include "export/export_writers.h"
 #include "export/heaptrack.h"
 #include "reports/report_output.h"
@@ -97,8 +98,7 @@ ExportResult build_export(const ExportOptions& options) {
   }
   const auto metric = parse_export_metric(options.metric);
   if (!metric) {
-    return failed(kExitUsage, "export: unknown metric '" + options.metric +
-                                  "' (one of allocated, allocations, leaked, peak, live-at-end)");
+    return failed(kExitUsage, "export: unknown metric '" + options.metric + "' (one of " + kExportMetricNames + ")");
   }
   RelativeWindow window;
   if (const auto bad = parse_window(options, window)) return failed(kExitUsage, *bad);
@@ -107,6 +107,14 @@ ExportResult build_export(const ExportOptions& options) {
   }
   if (*format == Format::kHeaptrack && (options.from || options.to)) {
     return failed(kExitUsage, "export: heaptrack files cover the whole run: --from/--to do not apply");
+  }
+  const auto filter = parse_export_filter(options.filter);
+  if (!filter) return failed(kExitUsage, filter.error().message);
+  if (filter->any && *format == Format::kHeaptrack) {
+    return failed(kExitUsage, "export: heaptrack files hold every allocation: the filters do not apply");
+  }
+  if (filter->per_dump && options.files.size() != 1) {
+    return failed(kExitUsage, "export: --thread-index and --site name one dump's thread or site: give one dump");
   }
 
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
@@ -124,20 +132,27 @@ ExportResult build_export(const ExportOptions& options) {
     res.data = std::move(*data);
     return res;
   }
+  const auto exit_code_of = [](const Error& e) {
+    return e.code == ErrorCode::kInternal ? kExitInternal : e.code == ErrorCode::kUsage ? kExitUsage : kExitBadInput;
+  };
+  const LoadOptions load{options.threads, {}};
   std::vector<HeapReport> reports;
   std::optional<HeapTimeline> timeline;  // massif's snapshots
   for (const std::string& path : options.files) {
+    std::optional<std::vector<bool>> selected;
+    if (filter->any) {
+      auto rows = select_allocations(path, *filter, window, load, symbolizer);
+      if (!rows) return failed(exit_code_of(rows.error()), rows.error().message);
+      selected = std::move(*rows);
+    }
     if (*format == Format::kMassif) {
       auto start = dump_start_ns(path);
       if (!start) return failed(kExitBadInput, start.error().message);
       timeline.emplace(*start);
     }
-    auto report =
-        build_heap_report(path, window, LoadOptions{options.threads, {}}, symbolizer, timeline ? &*timeline : nullptr);
-    if (!report) {
-      return failed(report.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput,
-                    report.error().message);
-    }
+    auto report = build_heap_report(path, window, load, symbolizer, timeline ? &*timeline : nullptr, nullptr,
+                                    selected ? &*selected : nullptr);
+    if (!report) return failed(exit_code_of(report.error()), report.error().message);
     if (report->stopped) return failed(kExitBadInput, report->stopped->message + " (nothing exported)");
     reports.push_back(std::move(*report));
   }

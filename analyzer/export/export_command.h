@@ -1,12 +1,15 @@
 // Runs `memrec export FILE... --format F [-o OUT] [--metric M] [--from T] [--to T]`
-// once main() has parsed the arguments: builds each dump's HeapReport (the
-// report's own replay and call sites) and writes it in another tool's format.
+// and the filters once main() has parsed the arguments: builds each dump's
+// HeapReport (the report's own replay and call sites; with filters, of the
+// selected allocations only) and writes it in another tool's format.
 #pragma once
 
 #include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
+
+#include "export/allocation_selection.h"
 
 namespace memrec::analyzer {
 
@@ -17,6 +20,7 @@ struct ExportOptions {
   std::string metric = "allocated";   // export_metric.h
   std::optional<std::string> from;    // time specs (reports/time_spec.h)
   std::optional<std::string> to;
+  ExportFilterOptions filter;  // which allocations count (allocation_selection.h)
   std::vector<std::string> debug_dirs;
   unsigned threads = 0;
 };
@@ -36,7 +40,8 @@ struct ExportResult {
 ExportResult build_export(const ExportOptions& options);
 
 // Exit codes: kExitOk; kExitUsage for an unknown format or metric, a bad
-// --from/--to, several files for a one-process format; kExitBadInput when a
+// --from/--to or filter, a thread or site the dump does not have, several
+// files for a one-process format or a one-dump filter; kExitBadInput when a
 // dump is missing or corrupt (nothing is written then) or OUT cannot be written.
 int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err);
 

@@ -8,11 +8,11 @@ struct Named {
   ExportMetric metric;
   std::string_view name;
 };
-constexpr Named kNames[] = {{ExportMetric::kAllocated, "allocated"},
-                            {ExportMetric::kAllocations, "allocations"},
-                            {ExportMetric::kLeaked, "leaked"},
-                            {ExportMetric::kPeak, "peak"},
-                            {ExportMetric::kLiveAtEnd, "live-at-end"}};
+constexpr Named kNames[] = {
+    {ExportMetric::kAllocated, "allocated"},   {ExportMetric::kAllocations, "allocations"},
+    {ExportMetric::kLeaked, "leaked"},         {ExportMetric::kPeak, "peak"},
+    {ExportMetric::kLiveAtEnd, "live-at-end"}, {ExportMetric::kLeakedCount, "leaked-count"},
+    {ExportMetric::kTemporary, "temporary"},   {ExportMetric::kRuntimeRetained, "runtime-retained"}};
 
 }  // namespace
 
@@ -30,7 +30,10 @@ std::string_view export_metric_name(ExportMetric metric) {
   return "?";
 }
 
-bool metric_is_bytes(ExportMetric metric) { return metric != ExportMetric::kAllocations; }
+bool metric_is_bytes(ExportMetric metric) {
+  return metric != ExportMetric::kAllocations && metric != ExportMetric::kLeakedCount &&
+         metric != ExportMetric::kTemporary;
+}
 
 std::uint64_t site_value(const CallSite& site, ExportMetric metric) {
   switch (metric) {
@@ -44,6 +47,12 @@ std::uint64_t site_value(const CallSite& site, ExportMetric metric) {
       return site.peak_bytes;
     case ExportMetric::kLiveAtEnd:
       return site.leaked_bytes;
+    case ExportMetric::kLeakedCount:
+      return site.runtime ? 0 : site.leaked_count;
+    case ExportMetric::kTemporary:
+      return site.temporary;
+    case ExportMetric::kRuntimeRetained:
+      return site.runtime ? site.leaked_bytes : 0;
   }
   return 0;
 }

@@ -86,6 +86,21 @@ std::string peak_tree(const HeapReport& r) {
   return out;
 }
 
+// Milliseconds with the nanoseconds as decimals (`12.3456`, `300`): massif's
+// time units are only i, ms and B, so a finer one is not an option, but both
+// readers take a fraction (ms_print uses the value as a number,
+// massif-visualizer parses it with QByteArray::toDouble), and whole ms would
+// fold every snapshot of a short run onto a few instants.
+std::string ms_text(std::uint64_t ns) {
+  std::string out = fmt::format("{}", ns / 1000000);
+  if (const std::uint64_t frac = ns % 1000000; frac != 0) {
+    std::string digits = fmt::format("{:06}", frac);
+    digits.erase(digits.find_last_not_of('0') + 1);
+    out += "." + digits;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string export_massif(const HeapReport& r, const HeapTimeline& timeline) {
@@ -132,7 +147,7 @@ std::string export_massif(const HeapReport& r, const HeapTimeline& timeline) {
     const std::uint64_t rel = s.time_ns > start ? s.time_ns - start : 0;
     out += fmt::format(
         "#-----------\nsnapshot={}\n#-----------\ntime={}\nmem_heap_B={}\nmem_heap_extra_B=0\nmem_stacks_B=0\n", n,
-        rel / 1000000, s.bytes);
+        ms_text(rel), s.bytes);
     out += s.peak ? "heap_tree=peak\n" + peak_tree(r) : "heap_tree=empty\n";
   }
   return out;

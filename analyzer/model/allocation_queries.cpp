@@ -354,24 +354,9 @@ std::uint64_t bucket_last(std::uint32_t b) {
 }
 
 bool passes(const AllocationTable& t, const RowFilter& f, std::uint32_t r) {
-  const std::uint64_t size = t.size(r);
-  if (size < f.min_size || size > f.max_size) return false;
-  const std::uint64_t free = t.free_ns(r);
-  const bool never_freed = free == kNeverFreed;
-  if (f.leaked && !never_freed && free <= f.to_ns) return false;
-  if (f.alive_at && (t.alloc_ns(r) > *f.alive_at || (!never_freed && free <= *f.alive_at))) return false;
-  if (f.min_life_ns != 0 || f.max_life_ns != ~0ull) {
-    const std::uint64_t life = row_lifetime(t, r);
-    if (life < f.min_life_ns || life > f.max_life_ns) return false;
-  }
-  if (f.thread && t.thread(r) != *f.thread) return false;
-  if (!f.site_ok.empty()) {
-    const std::uint32_t s = t.site(r);
-    if (s == kNoSite || !f.site_ok[s]) return false;
-  }
   // With `realloc` the candidates are the chain rows, not the site's rows.
   if (f.realloc && f.site && t.site(r) != *f.site) return false;
-  return true;
+  return passes(t, f.rows, r);
 }
 
 // The rows a filter looks at, as positions: the range's rows, or one site's
@@ -389,16 +374,15 @@ struct Candidates {
 
 Candidates candidates_of(const AllocationTable& t, const RowFilter& f) {
   Candidates c;
-  if (f.leaked) {
-    c.freed_after = f.to_ns;
+  if (f.rows.live_after_ns) {
+    c.freed_after = *f.rows.live_after_ns;
     c.skip = true;
   }
-  if (f.alive_at) {
-    c.freed_after = std::max(c.freed_after, *f.alive_at);
+  if (f.rows.alive_at_ns) {
+    c.freed_after = std::max(c.freed_after, *f.rows.alive_at_ns);
     c.skip = true;
   }
-  c.tests = f.leaked || f.alive_at || f.min_size != 0 || f.max_size != ~0ull || f.min_life_ns != 0 ||
-            f.max_life_ns != ~0ull || f.thread || !f.site_ok.empty() || (f.realloc && f.site);
+  c.tests = !f.rows.keeps_all() || (f.realloc && f.site);
   // Realloc chains are rare: their list is the shorter one to walk.
   std::pair<const std::uint32_t*, const std::uint32_t*> list{nullptr, nullptr};
   if (f.realloc) {
@@ -729,8 +713,8 @@ std::uint64_t row_lifetime(const AllocationTable& t, std::uint32_t row) {
   return f == kNeverFreed ? kNeverFreed : f - t.alloc_ns(row);
 }
 
-RowPage select_rows(const AllocationTable& t, const RowFilter& f, RowSort sort, bool descending, std::uint64_t offset,
-                    std::uint64_t limit) {
+RowPage allocation_page(const AllocationTable& t, const RowFilter& f, RowSort sort, bool descending,
+                        std::uint64_t offset, std::uint64_t limit) {
   const Candidates cand = candidates_of(t, f);
   switch (sort) {
     case RowSort::kTime:

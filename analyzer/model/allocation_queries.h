@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "model/allocation_filter.h"
 #include "model/allocation_table.h"
 #include "model/stack_replay.h"
 
@@ -81,22 +82,14 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& window)
 std::vector<std::uint64_t> site_sparklines(const AllocationTable& t, const std::vector<std::uint32_t>& sites,
                                            const TimeWindow& window, std::uint32_t n);
 
-// The rows /allocations keeps (docs/api.md): allocated in rows [lo, hi) and
-// passing every test set.
+// The rows /allocations keeps (docs/api.md): allocated in rows [lo, hi), of
+// `site` if set, of a realloc chain if `realloc`, and passing `rows`.
 struct RowFilter {
   std::uint32_t lo = 0;
   std::uint32_t hi = 0;
-  std::uint64_t to_ns = 0;  // with `leaked`: live after to_ns
-  bool leaked = false;
-  std::optional<std::uint64_t> alive_at;
-  std::uint64_t min_size = 0;
-  std::uint64_t max_size = ~0ull;
-  std::uint64_t min_life_ns = 0;
-  std::uint64_t max_life_ns = ~0ull;
-  std::optional<std::uint32_t> thread;
   std::optional<std::uint32_t> site;
-  std::vector<bool> site_ok;  // by site; empty: every site
-  bool realloc = false;       // only rows of a realloc chain (AllocationTable::realloc_rows)
+  bool realloc = false;  // only rows of a realloc chain (AllocationTable::realloc_rows)
+  AllocationFilter rows;
 };
 enum class RowSort { kTime, kSize, kLifetime, kAddress };
 struct RowPage {
@@ -111,7 +104,7 @@ std::uint64_t row_lifetime(const AllocationTable& t, std::uint32_t row);
 // counts per chunk and walks the page's chunks; by another key it keeps a
 // heap for a page near the front, else it narrows a histogram of the keys to
 // the page's (two or three scans, no copy of the matches).
-RowPage select_rows(const AllocationTable& t, const RowFilter& f, RowSort sort, bool descending, std::uint64_t offset,
-                    std::uint64_t limit);
+RowPage allocation_page(const AllocationTable& t, const RowFilter& f, RowSort sort, bool descending,
+                        std::uint64_t offset, std::uint64_t limit);
 
 }  // namespace memrec::analyzer

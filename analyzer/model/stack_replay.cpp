@@ -79,18 +79,34 @@ inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
   }
 }
 
+bool StackReplay::next_selected() {
+  const std::uint64_t i = allocations_seen_++;
+  return selected_ == nullptr || (i < selected_->size() && (*selected_)[i]);
+}
+
+void StackReplay::drop(const LiveBlock& block) {
+  const std::uint32_t s = block.stack.value;
+  touch(s);
+  live_bytes_[s] -= block.size;
+  live_total_ -= block.size;
+  --live_blocks_;
+}
+
 void StackReplay::on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted) {
-  const std::uint32_t s = column_of(e.stack);
+  const bool selected = next_selected();
+  const std::uint32_t s = selected ? column_of(e.stack) : kUnselected;
   if (const auto old = live_.insert(e.addr, LiveBlock{e.size, StackId{s}, e.time_ns})) {
-    ++totals_.replaced_blocks;
-    touch(old->stack.value);
-    live_bytes_[old->stack.value] -= old->size;
-    live_total_ -= old->size;
+    if (old->stack.value != kUnselected) {
+      ++totals_.replaced_blocks;
+      drop(*old);
+    }
   }
+  last_alloc_[thread] = e.addr;
+  if (!selected) return;
   touch(s);
   live_bytes_[s] += e.size;
   live_total_ += e.size;
-  last_alloc_[thread] = e.addr;
+  ++live_blocks_;
   if (!counted) return;
   ++columns_.allocations[s];
   columns_.allocated_bytes[s] += e.size;
@@ -106,19 +122,18 @@ void StackReplay::on_alloc(const HeapEvent& e, std::uint32_t thread, bool counte
 void StackReplay::on_free(const HeapEvent& e, std::uint32_t thread, bool counted) {
   const auto block = live_.erase(e.addr);
   if (!block) {
-    if (counted) ++totals_.unmatched_frees;
+    // A free of no recorded block frees no selected one either.
+    if (counted && selected_ == nullptr) ++totals_.unmatched_frees;
     return;
   }
-  const std::uint32_t s = block->stack.value;
-  touch(s);
-  live_bytes_[s] -= block->size;
-  live_total_ -= block->size;
   const bool temporary = last_alloc_[thread] == e.addr;
   if (temporary) last_alloc_[thread] = kNoBlock;
+  if (block->stack.value == kUnselected) return;
+  drop(*block);
   if (!counted) return;
   ++totals_.frees;
   if (temporary && block->time_ns >= window_.from_ns) {
-    ++columns_.temporary[s];
+    ++columns_.temporary[block->stack.value];
     ++totals_.temporary;
   }
 }
@@ -127,7 +142,7 @@ void StackReplay::finish() {
   for (std::uint32_t s = 0; s < columns_.size(); ++s) touch(s);
   if (epoch_ == 0) std::fill(columns_.peak_bytes.begin(), columns_.peak_bytes.end(), 0);
   live_.for_each([&](std::uint64_t, const LiveBlock& block) {
-    if (block.time_ns < window_.from_ns) return;
+    if (block.time_ns < window_.from_ns || block.stack.value == kUnselected) return;
     columns_.leaked_bytes[block.stack.value] += block.size;
     ++columns_.leaked_count[block.stack.value];
     totals_.leaked_bytes += block.size;

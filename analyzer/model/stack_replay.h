@@ -52,7 +52,14 @@ struct HeapTotals {
 
 class StackReplay final : public OrderedEventSink {
  public:
-  explicit StackReplay(TimeWindow window) : window_(window) {}
+  // With `selected` (one flag per allocation, in merged order: the rows of
+  // model/allocation_table.h), only the selected allocations count, as if the
+  // program had made no other: the rest and their frees change no figure, no
+  // peak and no total. They still end their thread's run for "temporary",
+  // which is a property of each allocation that a selection must not change.
+  // `selected` must outlive the replay.
+  explicit StackReplay(TimeWindow window, const std::vector<bool>* selected = nullptr)
+      : window_(window), selected_(selected) {}
 
   void on_event(const HeapEvent& event, std::uint32_t thread) override;
   void on_events(std::span<const HeapEvent> events, std::uint32_t thread) override;
@@ -66,7 +73,7 @@ class StackReplay final : public OrderedEventSink {
   const LiveBlock* live_block(std::uint64_t addr) const { return live_.find(addr); }
   // The heap now (every block, also those from before the window): the timeline's input.
   std::uint64_t live_bytes() const { return live_total_; }
-  std::uint64_t live_count() const { return live_.size(); }
+  std::uint64_t live_count() const { return live_blocks_; }
 
  private:
   // When a stack's live bytes change, first save them as its value at the
@@ -78,8 +85,12 @@ class StackReplay final : public OrderedEventSink {
   std::uint32_t column_of(StackId stack);
   void on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted);
   void on_free(const HeapEvent& e, std::uint32_t thread, bool counted);
+  bool next_selected();
+  void drop(const LiveBlock& block);  // a live block leaves the heap
 
   static constexpr std::uint64_t kNoBlock = ~0ull;
+  // The stack of a live block that is not selected (column_of never gives it).
+  static constexpr std::uint32_t kUnselected = ~0u;
 
   TimeWindow window_;
   bool in_window_ = false;
@@ -89,6 +100,9 @@ class StackReplay final : public OrderedEventSink {
   std::vector<std::uint32_t> stamp_;       // by stack: the peak epoch peak_bytes was saved at
   std::uint32_t epoch_ = 0;                // one more at each new peak
   std::uint64_t live_total_ = 0;
+  std::uint64_t live_blocks_ = 0;          // selected ones
+  const std::vector<bool>* selected_;      // null: every allocation
+  std::uint64_t allocations_seen_ = 0;     // the next allocation's index in `selected_`
   std::vector<std::uint64_t> last_alloc_;  // by thread: its latest allocation, while live
   AddressMap live_;
   HeapTotals totals_;

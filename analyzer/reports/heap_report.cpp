@@ -78,7 +78,8 @@ const char* ranking_name(SiteRanking ranking) {
 }
 
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
-                                     Symbolizer& symbolizer, HeapTimeline* timeline, OrderedEventSink* also) {
+                                     Symbolizer& symbolizer, HeapTimeline* timeline, OrderedEventSink* also,
+                                     const std::vector<bool>* selected) {
   // The window needs the start time: read just the header (indexing the
   // frames would fault in a page around every frame's envelope).
   std::uint64_t start = 0;
@@ -93,7 +94,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   abs.from_ns = start + window.from_ns;
   if (window.to_ns) abs.to_ns = start + *window.to_ns;
 
-  StackReplay replay(abs);
+  StackReplay replay(abs, selected);
   std::optional<TimelineTee> tee;
   if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also);
   auto streamed = stream_dump(path, load, tee ? static_cast<OrderedEventSink&>(*tee) : replay);

@@ -47,9 +47,10 @@ struct HeapReport {
 // With `timeline`, also fills it with the heap after every event and the RSS
 // samples (massif's snapshots); it must start at the dump's start. With
 // `also`, hands it every event after the replay (memrec view's allocation table).
+// With `selected`, counts only those allocations (StackReplay; export's filters).
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
                                      Symbolizer& symbolizer, HeapTimeline* timeline = nullptr,
-                                     OrderedEventSink* also = nullptr);
+                                     OrderedEventSink* also = nullptr, const std::vector<bool>* selected = nullptr);
 
 // The last RSS sample at or before `time_ns` (the first one if all are later).
 std::optional<std::uint64_t> rss_at(const LoadedDump& dump, std::uint64_t time_ns);

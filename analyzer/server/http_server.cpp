@@ -21,7 +21,7 @@ constexpr const char* kCsp =
     "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; "
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 constexpr std::size_t kMaxParamBytes = 64;
-constexpr std::size_t kMaxMatchBytes = 256;  // `match`: a regular expression
+constexpr std::size_t kMaxMatchBytes = 256;  // `match` (a regular expression) and `search` (a frame name's part)
 
 void common_headers(httplib::Response& res) {
   res.set_header("X-Content-Type-Options", "nosniff");
@@ -53,14 +53,16 @@ void send_answer(httplib::Response& res, const ApiAnswer& answer) {
   }
 }
 
-// Any parameter longer than kMaxParamBytes (`match`: kMaxMatchBytes) is
-// refused before a handler sees it.
+// Any parameter longer than kMaxParamBytes (`match`, `search`: kMaxMatchBytes)
+// is refused before a handler sees it.
 bool params_ok(const httplib::Request& req, httplib::Response& res) {
   for (const auto& [name, value] : req.params) {
-    const std::size_t max = name == "match" ? kMaxMatchBytes : kMaxParamBytes;
+    const bool text = name == "match" || name == "search";
+    const std::size_t max = text ? kMaxMatchBytes : kMaxParamBytes;
     if (name.size() > kMaxParamBytes || value.size() > max) {
-      send_error(res, 400,
-                 name == "match" ? "match is longer than 256 bytes." : "A query parameter is longer than 64 bytes.");
+      send_error(
+          res, 400,
+          text ? name + " is longer than 256 bytes." : std::string("A query parameter is longer than 64 bytes."));
       return false;
     }
   }

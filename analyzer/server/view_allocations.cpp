@@ -1,13 +1,15 @@
 // /allocations: the rows of the allocation table that pass every filter,
 // sorted and paged on the server. This file reads the parameters and writes
-// the rows; the selection (model/allocation_queries.h select_rows) scans the
-// range's rows (or one site's rows) on two threads without copying them.
+// the rows; the selection (model/allocation_queries.h allocation_page) scans
+// the range's rows (or one site's, or the realloc chains') on two threads
+// without copying them.
 #include <algorithm>
-#include <regex>
 #include <string_view>
 #include <variant>
 
+#include "model/allocation_filter.h"
 #include "reports/report_output.h"
+#include "reports/site_match.h"
 #include "server/view_api.h"
 #include "server/view_params.h"
 
@@ -54,21 +56,21 @@ std::optional<ApiError> read_filter(const ViewDump& d, const ParamFn& param, Row
   const TimeWindow& w = std::get<TimeWindow>(range);
   f.lo = w.from_ns == 0 ? 0 : rows_until(t, w.from_ns - 1);
   f.hi = rows_until(t, w.to_ns);
-  f.to_ns = w.to_ns;
+  AllocationFilter& rows = f.rows;
   const auto alive = time_param(d, param, "alive_at");
   if (const auto* e = std::get_if<ApiError>(&alive)) return *e;
-  f.alive_at = std::get<0>(alive);
-  const std::pair<const char*, bool*> flags[] = {{"leaked", &f.leaked}, {"realloc", &f.realloc}};
-  for (const auto& [name, into] : flags) {
+  rows.alive_at_ns = std::get<0>(alive);
+  for (const char* name : {"leaked", "realloc"}) {
     if (const auto v = param(name)) {
       if (*v != "0" && *v != "1") return ApiError{400, std::string(name) + " must be 0 or 1."};
-      *into = *v == "1";
     }
   }
-  const std::pair<const char*, std::uint64_t*> bounds[] = {{"min_size", &f.min_size},
-                                                           {"max_size", &f.max_size},
-                                                           {"min_life_ns", &f.min_life_ns},
-                                                           {"max_life_ns", &f.max_life_ns}};
+  if (param("leaked") == "1") rows.live_after_ns = w.to_ns;
+  f.realloc = param("realloc") == "1";
+  const std::pair<const char*, std::uint64_t*> bounds[] = {{"min_size", &rows.min_size},
+                                                           {"max_size", &rows.max_size},
+                                                           {"min_life_ns", &rows.min_life_ns},
+                                                           {"max_life_ns", &rows.max_life_ns}};
   for (const auto& [name, into] : bounds) {
     const auto v = count_param(param, name, 0, ~0ull, *into);
     if (const auto* e = std::get_if<ApiError>(&v)) return *e;
@@ -81,7 +83,7 @@ std::optional<ApiError> read_filter(const ViewDump& d, const ParamFn& param, Row
       return ApiError{400,
                       "thread must be a thread index from /threads (0 to " + std::to_string(n == 0 ? 0 : n - 1) + ")."};
     }
-    f.thread = static_cast<std::uint32_t>(std::get<std::uint64_t>(v));
+    rows.thread = static_cast<std::uint32_t>(std::get<std::uint64_t>(v));
   }
   const std::size_t sites = d.report.sites.sites.size();
   if (param("site")) {
@@ -90,22 +92,11 @@ std::optional<ApiError> read_filter(const ViewDump& d, const ParamFn& param, Row
     f.site = static_cast<std::uint32_t>(std::get<std::uint64_t>(v));
   }
   if (const auto pattern = param("match")) {
-    std::regex re;
-    try {
-      re = std::regex(*pattern, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      return ApiError{400, std::string("match is not a valid regular expression: ") + e.what() + "."};
-    }
-    f.site_ok.assign(sites, false);
-    for (std::size_t s = 0; s < sites; ++s) {
-      const std::string_view text = d.site_text[s];
-      for (std::size_t at = 0; at < text.size() && !f.site_ok[s];) {
-        const std::size_t nl = text.find('\n', at);
-        const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-        f.site_ok[s] = std::regex_search(text.data() + at, text.data() + end, re);
-        at = end + 1;
-      }
-    }
+    const auto re = compile_match(*pattern);
+    if (!re) return ApiError{400, "match is " + re.error().message + "."};
+    auto ok = sites_matching(d.site_text, *re);
+    if (!ok) return ApiError{400, "match: " + ok.error().message + "."};
+    keep_sites(rows, *ok);
   }
   return std::nullopt;
 }
@@ -139,7 +130,7 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const std::uint64_t offset = std::get<std::uint64_t>(offset_v);
   const std::uint64_t limit = std::get<std::uint64_t>(limit_v);
 
-  const RowPage page = select_rows(d.table, f, sort, desc, offset, limit);
+  const RowPage page = allocation_page(d.table, f, sort, desc, offset, limit);
   json rows = json::array();
   for (const std::uint32_t r : page.rows) rows.push_back(row_json(d, r));
   return ok({{"total", page.total}, {"offset", offset}, {"limit", limit}, {"rows", std::move(rows)}});

@@ -1,10 +1,14 @@
 // /export reloads the dump from its file through `memrec export`'s own code
 // (export/export_command.h), so a download is byte for byte the CLI's file;
-// the reload costs the dump's load time, which a download can afford.
+// the reload costs the dump's load time (twice with filters: the selection's
+// first pass), which a download can afford. The filters are the allocation
+// table's parameters and the flamegraph's search, each mapped to the export
+// option of the same meaning.
 // /diff/flame merges two dumps' flamegraphs by frame label.
 #include <algorithm>
 #include <array>
 #include <string_view>
+#include <tuple>
 #include <variant>
 
 #include "exit_codes.h"
@@ -94,12 +98,30 @@ ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const Par
   options.metric = param("metric").value_or("allocated");
   options.debug_dirs = data.export_options.debug_dirs;
   options.threads = data.export_options.threads;
-  for (const char* name : {"from", "to"}) {
+  ExportFilterOptions& filter = options.filter;
+  // (parameter, export option, suffix): times are ns on the wire, counts and sizes plain numbers.
+  const std::tuple<const char*, std::optional<std::string>*, const char*> numbers[] = {
+      {"from", &options.from, "ns"},
+      {"to", &options.to, "ns"},
+      {"alive_at", &filter.alive_at, "ns"},
+      {"min_life_ns", &filter.min_lifetime, "ns"},
+      {"max_life_ns", &filter.max_lifetime, "ns"},
+      {"min_size", &filter.min_size, ""},
+      {"max_size", &filter.max_size, ""},
+      {"thread", &filter.thread_index, ""},
+      {"site", &filter.site, ""},
+  };
+  for (const auto& [name, into, suffix] : numbers) {
     if (const auto text = param(name)) {
-      if (!parse_count(*text, ~0ull))
-        return fail(400, std::string(name) + " must be a whole number of ns since the dump's start.");
-      (std::string_view(name) == "from" ? options.from : options.to) = *text + "ns";
+      if (!parse_count(*text, ~0ull)) return fail(400, std::string(name) + " must be a whole number.");
+      *into = *text + suffix;
     }
+  }
+  filter.match = param("match");
+  filter.search = param("search");
+  if (const auto leaked = param("leaked")) {
+    if (*leaked != "0" && *leaked != "1") return fail(400, "leaked must be 0 or 1.");
+    filter.leaked_only = *leaked == "1";
   }
   ExportResult res = build_export(options);
   if (res.exit_code == kExitUsage) return fail(400, res.error + ".");

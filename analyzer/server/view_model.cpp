@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "reports/site_match.h"
+
 namespace memrec::analyzer::server {
 
 std::shared_ptr<const RangeFigures> RangeCache::find(const TimeWindow& w) const {
@@ -27,13 +29,7 @@ void index_site_text(ViewDump& dump) {
   dump.site_label.clear();
   for (const CallSite& site : s.sites) {
     dump.site_label.push_back(site.frames.empty() ? std::string() : frame_label(s.frames[site.frames[0]]));
-    std::string text;
-    for (const std::uint32_t f : site.frames) {
-      const SiteFrame& frame = s.frames[f];
-      if (!frame.function.empty()) text += frame.function + "\n";
-      if (!frame.module.empty()) text += frame.module + "\n";
-    }
-    dump.site_text.push_back(std::move(text));
+    dump.site_text.push_back(site_match_text(s, site));
   }
 }
 

@@ -199,3 +199,62 @@ test('the Downloads menu gives the current dump, range and metric in each format
     assert.ok((await response.arrayBuffer()).byteLength > 0, `${format} is not empty`);
   }
 });
+
+test('the Downloads menu carries the allocation filters, and the file holds only those allocations', async () => {
+  await page.goto(`${baseUrl}/#/allocations?dump=0`);
+  await rendered(page);
+  await page.getByRole('textbox', { name: 'Smallest size' }).fill('10000');
+  await page.getByRole('textbox', { name: 'Largest size' }).fill('10000');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.waitForURL(/min_size=10000&max_size=10000/);
+  await rendered(page);
+  assert.equal(await page.locator('#alloc-page').textContent(), '1–4 of 4', 'phase_one\'s four blocks');
+  await page.getByText('Downloads').click();
+  assert.equal(await page.locator('#downloads-filters').textContent(), 'Only allocations at least 10,000 bytes, at most 10,000 bytes.');
+  const collapsed = page.getByRole('link', { name: 'collapsed stacks' });
+  assert.match(await collapsed.getAttribute('href'), /format=collapsed&metric=allocated&min_size=10000&max_size=10000$/);
+  const [download] = await Promise.all([page.waitForEvent('download'), collapsed.click()]);
+  assert.equal(readFileSync(await download.path(), 'utf8'),
+    '_start;__libc_start_main_impl;__libc_start_call_main;main;phase_one 40000\n');
+  await page.getByText('Downloads').click();
+  assert.equal(await page.locator('a[data-format="heaptrack"]').textContent(), 'heaptrack (whole recording, no filters)');
+  assert.equal(await page.locator('a[data-format="heaptrack"]').getAttribute('href'), '/api/dumps/0/export?format=heaptrack');
+  await page.getByText('Downloads').click();
+});
+
+test('the flamegraph\'s search narrows the downloads to the frames it finds', async () => {
+  const two = phaseStart(140000);
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=peak&q=phase_one&from=${two - 150 * MS}&to=${two + 150 * MS}`);
+  await rendered(page);
+  assert.match(await page.locator('#flame-summary').textContent(), /40,000 bytes of 140,000 bytes/);
+  await page.getByText('Downloads').click();
+  assert.equal(await page.locator('#downloads-filters').textContent(), 'Only allocations a frame containing “phase_one”.');
+  const href = await page.locator('a[data-format="collapsed"]').getAttribute('href');
+  assert.match(href, /metric=peak&from=\d+&to=\d+&search=phase_one$/);
+  const text = await (await fetch(`${baseUrl}${href}`)).text();
+  assert.equal(text, '_start;__libc_start_main_impl;__libc_start_call_main;main;phase_one 40000\n', 'the summary\'s 40,000');
+  await page.getByText('Downloads').click();
+});
+
+test('a metric that exports lack is named in the Downloads menu, not silently replaced', async () => {
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=live&at=${phaseStart(140000) + 150 * MS}`);
+  await rendered(page);
+  await page.getByRole('img', { name: 'Flamegraph of live' }).waitFor();
+  await page.getByText('Downloads').click();
+  const note = page.getByRole('note');
+  await note.waitFor();
+  assert.equal(await note.textContent(),
+    'Exports have no “live at the instant” metric: collapsed stacks and the SVG weigh allocated bytes instead.');
+  const collapsed = page.locator('a[data-format="collapsed"]');
+  assert.equal(await collapsed.textContent(), 'collapsed stacks (allocated bytes)');
+  assert.match(await collapsed.getAttribute('href'), /metric=allocated/);
+  await page.screenshot({ path: join(images, 'view-downloads-note.png'), fullPage: true });
+  await page.getByText('Downloads').click();
+  // The sites' "leaked blocks" sort has one: leaked-count.
+  await page.goto(`${baseUrl}/#/sites?dump=0&sort=count`);
+  await rendered(page);
+  await page.getByText('Downloads').click();
+  assert.equal(await page.getByRole('note').count(), 0);
+  assert.match(await page.locator('a[data-format="collapsed"]').getAttribute('href'), /metric=leaked-count/);
+  await page.getByText('Downloads').click();
+});

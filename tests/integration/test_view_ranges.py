@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import urllib.parse
 
 import pytest
 
@@ -281,6 +282,65 @@ def test_an_export_download_is_the_clis_file(build, view, dumps, tmp_path, fmt, 
         assert body == expected
 
 
+MAIN = "_start;__libc_start_main_impl;__libc_start_call_main;main"
+
+
+@pytest.mark.parametrize("params,args,expected", [
+    ({"thread": 1}, ["--thread-index", "1"], {"clone3;start_thread;worker_leak": 4321}),
+    ({"min_size": 10000, "max_size": 10000}, ["--min-size", "10000", "--max-size", "10000"],
+     {f"{MAIN};phase_one": 40000}),
+    ({"alive_at": 450 * MS}, ["--alive-at", f"{450 * MS}ns"], {f"{MAIN};phase_one": 40000, f"{MAIN};phase_two": 100000}),
+    ({"match": "^phase_t", "metric": "leaked"}, ["--match", "^phase_t", "--metric", "leaked"],
+     {f"{MAIN};phase_two": 100000, f"{MAIN};phase_three": 21000}),
+    ({"search": "phase_one", "metric": "peak", "from": 150 * MS, "to": 450 * MS},
+     ["--search", "phase_one", "--metric", "peak", "--from", f"{150 * MS}ns", "--to", f"{450 * MS}ns"],
+     {f"{MAIN};phase_one": 40000}),
+    ({"leaked": 1, "min_size": 900}, ["--leaked-only", "--min-size", "900"],
+     {f"{MAIN};phase_two": 100000, f"{MAIN};phase_three": 21000, f"{MAIN};grow_block": 900,
+      "clone3;start_thread;worker_leak": 4321}),
+    ({"min_life_ns": 100 * MS, "max_life_ns": 1000 * MS, "metric": "allocations"},
+     ["--min-lifetime", f"{100 * MS}ns", "--max-lifetime", f"{1000 * MS}ns", "--metric", "allocations"],
+     {f"{MAIN};phase_one": 4}),
+])
+def test_a_filtered_download_is_the_clis_filtered_file(build, view, dumps, tmp_path, params, args, expected):
+    # Given timed_phases, whose thread 1 is phase-worker
+    name = "timed_phases"
+    assert api(view, name, "threads")["threads"][1]["name"] == "phase-worker"
+    # when the view's download and memrec export get the same filter
+    code, _, body = view.get(f"/api/dumps/{view.ids[name]}/export?" +
+                             urllib.parse.urlencode({"format": "collapsed", **params}))
+    assert code == 200, body[:300]
+    out = tmp_path / "cli.folded"
+    run = support.memrec_raw(build, ["export", dumps[name], "--format", "collapsed", "-o", out, *args])
+    assert run.returncode == 0, run.describe()
+    # then the files are the same, with exactly the selected allocations' figures
+    assert body == out.read_bytes()
+    lines = body.decode().splitlines()
+    assert {line.rsplit(" ", 1)[0]: int(line.rsplit(" ", 1)[1]) for line in lines} == expected
+
+
+def test_a_download_of_one_site_is_the_clis(build, view, dumps, tmp_path):
+    # the allocation table's `site` is the view's site id, which --site takes too
+    sites = api(view, "timed_phases", "sites", sort="allocated", limit=1000)["sites"]
+    two = next(s["id"] for s in sites if s["top"]["function"] == "phase_two")
+    for fmt in ("pprof", "massif", "json"):
+        code, _, body = view.get(f"/api/dumps/{view.ids['timed_phases']}/export?format={fmt}&site={two}")
+        assert code == 200, body[:300]
+        out = tmp_path / f"cli.{fmt}"
+        run = support.memrec_raw(build, ["export", dumps["timed_phases"], "--format", fmt, "--site", str(two),
+                                         "-o", out])
+        assert run.returncode == 0, run.describe()
+        if fmt == "pprof":
+            assert gzip.decompress(body) == gzip.decompress(out.read_bytes())
+        elif fmt == "json":
+            assert json.loads(body) == json.loads(out.read_bytes())
+            rep = support.only_process(json.loads(body))
+            assert (rep["allocations"], rep["allocated_bytes"], rep["peak"]["bytes"]) == (2, 100000, 100000)
+            assert rep["leaked"] == {"bytes": 100000, "count": 2}
+        else:
+            assert body == out.read_bytes()
+
+
 def test_the_diff_flamegraph_carries_both_dumps_values(view):
     base, new = view.ids["diff_leak_base"], view.ids["diff_leak_extra"]
     doc = view.json(f"/api/diff/flame?base={base}&new={new}&metric=leaked")
@@ -326,6 +386,14 @@ def test_the_diff_flamegraph_carries_both_dumps_values(view):
     ("/api/dumps/0/export?format=bogus", 400),
     ("/api/dumps/0/export?format=heaptrack&from=5", 400),
     ("/api/dumps/0/export?format=collapsed&metric=bogus", 400),
+    ("/api/dumps/0/export?format=heaptrack&leaked=1", 400),
+    ("/api/dumps/0/export?format=collapsed&leaked=2", 400),
+    ("/api/dumps/0/export?format=collapsed&thread=x", 400),
+    ("/api/dumps/0/export?format=collapsed&thread=99", 400),
+    ("/api/dumps/0/export?format=collapsed&site=99999", 400),
+    ("/api/dumps/0/export?format=collapsed&match=(", 400),
+    ("/api/dumps/0/export?format=collapsed&min_life_ns=1.5", 400),
+    ("/api/dumps/0/export?format=collapsed&search=" + "a" * 300, 400),
     ("/api/diff/flame?base=0", 400),
     ("/api/diff/flame?base=0&new=99", 404),
     ("/api/diff/flame?base=0&new=1&metric=live", 400),

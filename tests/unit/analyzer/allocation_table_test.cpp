@@ -1,7 +1,7 @@
 // The allocation table and its range/instant queries against hand-made event
 // lists, and against StackReplay (the report's model) on random ones: every
 // window's figures must be the report's, exactly. /allocations' pages
-// (select_rows) against a filter and a full sort written out plainly.
+// (allocation_page) against a filter and a full sort written out plainly.
 #include "model/allocation_table.h"
 #include "model/allocation_queries.h"
 
@@ -94,9 +94,9 @@ TEST_SUITE("analyzer/allocation_table") {
     RowFilter chains;
     chains.hi = 4;
     chains.realloc = true;
-    CHECK(select_rows(t, chains, RowSort::kSize, true, 0, 10).rows == std::vector<std::uint32_t>{3, 2, 0});
+    CHECK(allocation_page(t, chains, RowSort::kSize, true, 0, 10).rows == std::vector<std::uint32_t>{3, 2, 0});
     chains.lo = 1;  // a range after the chain began: its later rows only
-    CHECK(select_rows(t, chains, RowSort::kTime, false, 0, 10).rows == std::vector<std::uint32_t>{2, 3});
+    CHECK(allocation_page(t, chains, RowSort::kTime, false, 0, 10).rows == std::vector<std::uint32_t>{2, 3});
   }
 
   TEST_CASE("a block freed by its thread before it allocates again is temporary") {
@@ -298,18 +298,18 @@ RowFilter random_filter(std::mt19937_64& rng, const AllocationTable& t, std::uin
     f.lo = static_cast<std::uint32_t>(rng() % (rows + 1));
     f.hi = static_cast<std::uint32_t>(f.lo + rng() % (rows - f.lo + 1));
   }
-  f.to_ns = rng() % (end_ns + 10);
-  f.leaked = rng() % 4 == 0;
-  if (rng() % 4 == 0) f.alive_at = 100 + rng() % end_ns;
-  if (half()) f.min_size = rng() % 5000;
-  if (half()) f.max_size = rng() % 120000;
-  if (rng() % 4 == 0) f.min_life_ns = rng() % 2000;
-  if (rng() % 4 == 0) f.max_life_ns = rng() % 20000;
-  if (rng() % 4 == 0) f.thread = static_cast<std::uint32_t>(rng() % 3);
+  AllocationFilter& a = f.rows;
+  if (rng() % 4 == 0) a.live_after_ns = rng() % (end_ns + 10);
+  if (rng() % 4 == 0) a.alive_at_ns = 100 + rng() % end_ns;
+  if (half()) a.min_size = rng() % 5000;
+  if (half()) a.max_size = rng() % 120000;
+  if (rng() % 4 == 0) a.min_life_ns = rng() % 2000;
+  if (rng() % 4 == 0) a.max_life_ns = rng() % 20000;
+  if (rng() % 4 == 0) a.thread = static_cast<std::uint32_t>(rng() % 3);
   if (rng() % 4 == 0) f.site = static_cast<std::uint32_t>(rng() % 4);
   if (rng() % 4 == 0) {
-    f.site_ok.resize(4);
-    for (std::size_t s = 0; s < 4; ++s) f.site_ok[s] = half();
+    a.site_ok.emplace(4);
+    for (std::size_t s = 0; s < 4; ++s) (*a.site_ok)[s] = half();
   }
   f.realloc = rng() % 4 == 0;
   return f;
@@ -319,17 +319,18 @@ RowFilter random_filter(std::mt19937_64& rng, const AllocationTable& t, std::uin
 // docs/api.md words it, ties by row (by time: the row itself).
 std::vector<std::uint32_t> sorted_plainly(const AllocationTable& t, const RowFilter& f, RowSort sort, bool desc) {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> keyed;
+  const AllocationFilter& a = f.rows;
   for (std::uint32_t r = f.lo; r < f.hi; ++r) {
     const std::uint64_t free = t.free_ns(r);
     const bool never = free == kNeverFreed;
     const std::uint64_t life = never ? ~0ull : free - t.alloc_ns(r);
-    if (t.size(r) < f.min_size || t.size(r) > f.max_size) continue;
-    if (f.leaked && !(never || free > f.to_ns)) continue;
-    if (f.alive_at && !(t.alloc_ns(r) <= *f.alive_at && (never || free > *f.alive_at))) continue;
-    if (life < f.min_life_ns || life > f.max_life_ns) continue;
-    if (f.thread && t.thread(r) != *f.thread) continue;
+    if (t.size(r) < a.min_size || t.size(r) > a.max_size) continue;
+    if (a.live_after_ns && !(never || free > *a.live_after_ns)) continue;
+    if (a.alive_at_ns && !(t.alloc_ns(r) <= *a.alive_at_ns && (never || free > *a.alive_at_ns))) continue;
+    if (life < a.min_life_ns || life > a.max_life_ns) continue;
+    if (a.thread && t.thread(r) != *a.thread) continue;
     if (f.site && t.site(r) != *f.site) continue;
-    if (!f.site_ok.empty() && (t.site(r) == kNoSite || !f.site_ok[t.site(r)])) continue;
+    if (a.site_ok && (t.site(r) == kNoSite || !(*a.site_ok)[t.site(r)])) continue;
     if (f.realloc && !t.realloc_from(r) && !t.realloc_to(r)) continue;
     const std::uint64_t key = sort == RowSort::kSize       ? t.size(r)
                               : sort == RowSort::kLifetime ? life
@@ -346,7 +347,7 @@ std::vector<std::uint32_t> sorted_plainly(const AllocationTable& t, const RowFil
   return out;
 }
 
-// select_rows against the plain sort at offsets near the front, deep in, at
+// allocation_page against the plain sort at offsets near the front, deep in, at
 // the end and past it.
 void check_pages(std::mt19937_64& rng, const AllocationTable& t, const RowFilter& f, int offsets) {
   for (const RowSort sort : {RowSort::kTime, RowSort::kSize, RowSort::kLifetime, RowSort::kAddress}) {
@@ -361,7 +362,7 @@ void check_pages(std::mt19937_64& rng, const AllocationTable& t, const RowFilter
         const std::uint64_t limit = rng() % 3 == 0 ? 1 + rng() % 1000 : 100;
         CAPTURE(offset);
         CAPTURE(limit);
-        const RowPage got = select_rows(t, f, sort, desc, offset, limit);
+        const RowPage got = allocation_page(t, f, sort, desc, offset, limit);
         CHECK(got.total == n);
         const auto first = want.begin() + static_cast<std::ptrdiff_t>(std::min(offset, n));
         const auto last = want.begin() + static_cast<std::ptrdiff_t>(std::min(offset + limit, n));
@@ -396,8 +397,8 @@ TEST_SUITE("analyzer/allocation_queries") {
     const RowFilter all = every_row(t);
     check_pages(rng, t, all, 3);
     RowFilter some = all;
-    some.min_size = 17;
-    some.thread = 1;
+    some.rows.min_size = 17;
+    some.rows.thread = 1;
     check_pages(rng, t, some, 2);
     RowFilter chains = all;
     chains.realloc = true;

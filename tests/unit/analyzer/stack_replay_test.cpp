@@ -67,4 +67,50 @@ TEST_SUITE("analyzer/stack_replay") {
     CHECK(r.totals().unmatched_frees == 1);
     CHECK(r.totals().peak_bytes == 0);
   }
+
+  TEST_CASE("a selection counts its allocations alone, peak and totals included") {
+    // Allocations 0 and 2 are selected; 1 (stack 2, 1000 bytes) is not.
+    const std::vector<bool> selected{true, false, true};
+    StackReplay r({}, &selected);
+    r.on_event(alloc(1, 0x10, 100, 1), 0);
+    r.on_event(alloc(2, 0x20, 1000, 2), 0);  // without the selection, the peak: 1100
+    r.on_event(release(3, 0x20), 0);         // its free changes nothing either
+    r.on_event(alloc(4, 0x30, 30, 1), 0);    // the selection's peak: 130
+    r.on_event(release(5, 0x99), 0);         // frees no selected block: not counted
+    r.finish();
+    CHECK(r.totals().allocations == 2);
+    CHECK(r.totals().allocated_bytes == 130);
+    CHECK(r.totals().frees == 0);
+    CHECK(r.totals().unmatched_frees == 0);
+    CHECK(r.totals().peak_bytes == 130);
+    CHECK(r.totals().peak_time_ns == 4);
+    CHECK(r.totals().leaked_bytes == 130);
+    CHECK(r.totals().leaked_count == 2);
+    CHECK(r.columns().peak_bytes[1] == 130);
+    CHECK(r.columns().allocations[2] == 0);
+    CHECK(r.live_bytes() == 130);
+    CHECK(r.live_count() == 2);
+  }
+
+  TEST_CASE("an unselected allocation still ends its thread's run of temporaries") {
+    const std::vector<bool> selected{true, false};
+    StackReplay r({}, &selected);
+    r.on_event(alloc(1, 0x10, 8, 1), 0);
+    r.on_event(alloc(2, 0x20, 8, 2), 0);  // not selected, but the thread allocated again
+    r.on_event(release(3, 0x10), 0);      // so 0x10 is not temporary, as without a selection
+    r.finish();
+    CHECK(r.totals().frees == 1);
+    CHECK(r.totals().temporary == 0);
+  }
+
+  TEST_CASE("a selected block allocated over an unselected live one replaces nothing") {
+    const std::vector<bool> selected{false, true};
+    StackReplay r({}, &selected);
+    r.on_event(alloc(1, 0x10, 500, 2), 0);
+    r.on_event(alloc(2, 0x10, 40, 1), 0);  // the first block's free was not recorded
+    r.finish();
+    CHECK(r.totals().replaced_blocks == 0);
+    CHECK(r.totals().peak_bytes == 40);
+    CHECK(r.columns().leaked_bytes[1] == 40);
+  }
 }
