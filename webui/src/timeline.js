@@ -82,6 +82,14 @@ const tick = (seconds) => duration(Math.round(seconds * 1e9)).replace(/\.0+ /, '
 const byteIncrs = [];
 for (let scale = 1; scale <= 1024 ** 4; scale *= 1024) for (const m of [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]) byteIncrs.push(m * scale);
 const byteTick = (v) => bytes(v).replace(/\.0+ /, ' ');
+// Rate ticks in thousands and millions ("50 M"): grouped digits overran the
+// axis label once a churn reached tens of millions per second.
+const rateTick = (v) => {
+  for (const [scale, unit] of [[1e9, 'G'], [1e6, 'M'], [1e3, 'k']]) {
+    if (Math.abs(v) >= scale) return `${+(v / scale).toPrecision(3)} ${unit}`;
+  }
+  return integer(Math.round(v));
+};
 
 const timeAxis = { label: 'time since start', space: 70, values: (_, ticks) => ticks.map(tick) };
 const timeSeries = { label: 'time', value: (_, v) => (v === null ? '—' : duration(Math.round(v * 1e9))) };
@@ -124,7 +132,7 @@ function rateChart(t, width, draw, hooks, sync) {
     series: [timeSeries,
       { label: 'allocations/s', stroke: '#7c3aed', value: (_, v) => (v === null ? '—' : integer(Math.round(v))) },
       { label: 'frees/s', stroke: '#0e9384', dash: [4, 3], value: (_, v) => (v === null ? '—' : integer(Math.round(v))) }],
-    axes: [timeAxis, { label: 'per second', size: 80, values: (_, ticks) => ticks.map((v) => integer(Math.round(v))) },
+    axes: [timeAxis, { label: 'per second', size: 80, values: (_, ticks) => ticks.map(rateTick) },
       // An empty right axis as wide as the heap chart's, so both plots line up.
       { side: 1, label: ' ', size: 50, grid: { show: false }, ticks: { show: false }, values: (_, ticks) => ticks.map(() => '') }],
     hooks: { ...hooks, draw: [draw] },
