@@ -18,10 +18,11 @@ function hue(name) {
   return `hsl(${10 + (h % 40)}, 75%, ${62 + (h % 12)}%)`;
 }
 
-function matched(node, query) {
+// The root is no function: its name ("all") never matches a search.
+function matched(node, query, root) {
   // The value of the outermost frames whose name matches: nothing counted twice.
-  if (node.name.includes(query)) return node.value;
-  return (node.children || []).reduce((sum, c) => sum + matched(c, query), 0);
+  if (node !== root && node.name.includes(query)) return node.value;
+  return (node.children || []).reduce((sum, c) => sum + matched(c, query, root), 0);
 }
 
 export function metricOf(state) {
@@ -45,7 +46,7 @@ export async function renderFlame(root, state, navigate) {
   search.addEventListener('change', () => navigate({ q: search.value || null }));
   const info = el('p', { class: 'detail hover-info', id: 'flame-info', 'aria-live': 'polite' }, '\u00a0');
   const summary = query
-    ? `“${query}”: ${show(matched(chain[chain.length - 1], query))} of ${show(chain[chain.length - 1].value)}`
+    ? `“${query}”: ${show(matched(chain[chain.length - 1], query, flame.root))} of ${show(chain[chain.length - 1].value)}`
     : `${show(flame.total)} in all` + (flame.pruned ? `; ${integer(flame.pruned)} frames under 0.05% not drawn` : '');
   const canvas = el('canvas', { role: 'img', 'aria-label': `Flamegraph of ${metric}` });
   root.replaceChildren(
@@ -57,7 +58,7 @@ export async function renderFlame(root, state, navigate) {
     flame.total === 0 ? el('p', { class: 'empty' }, `No call site has a non-zero ${metric} figure in this range.`) : canvas,
     info);
   if (flame.total === 0) return;
-  draw(canvas, rects, canvasWidth(), (node) => (query && node.name.includes(query) ? '#d946ef' : hue(node.name)));
+  draw(canvas, rects, canvasWidth(), (node) => (query && node !== flame.root && node.name.includes(query) ? '#d946ef' : hue(node.name)));
   interact(canvas, rects,
     (r) => { info.textContent = r ? `${r.node.name}: ${show(r.node.value)} (${((100 * r.node.value) / (flame.total || 1)).toFixed(1)}%)` : '\u00a0'; },
     (path) => navigate({ zoom: path }));
