@@ -161,9 +161,7 @@ Result<std::vector<bool>> select_allocations(const std::string& path, const Expo
     for (const CallSite& s : sites.sites) texts.push_back(site_match_text(sites, s));
     const auto re = compile_match(*filter.match);  // valid: parse_export_filter compiled it
     if (!re) return Error{ErrorCode::kUsage, "export: --match: " + re.error().message};
-    auto ok = sites_matching(texts, *re);
-    if (!ok) return Error{ErrorCode::kUsage, "export: --match: " + ok.error().message};
-    keep_sites(f, *ok);
+    keep_sites(f, sites_matching(texts, *re));
   }
   if (filter.search) keep_sites(f, sites_with_label(sites, *filter.search));
   return select_rows(table, f);

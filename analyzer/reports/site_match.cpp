@@ -1,6 +1,5 @@
-// std::regex reports both a bad pattern and a search that exhausts its stack
-// by throwing regex_error; both become kUsage here, since the pattern is the
-// user's. Lines are searched one by one so `^` and `$` anchor to a name.
+// A bad pattern is kUsage, since the pattern is the user's. Lines are searched
+// one by one so `^` and `$` anchor to a name.
 #include "reports/site_match.h"
 
 namespace memrec::analyzer {
@@ -15,28 +14,24 @@ std::string site_match_text(const CallSites& sites, const CallSite& site) {
   return text;
 }
 
-Result<std::regex> compile_match(const std::string& pattern) {
-  try {
-    return std::regex(pattern, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    return Error{ErrorCode::kUsage, std::string("not a valid regular expression: ") + e.what()};
-  }
+Result<SitePattern> compile_match(const std::string& pattern) {
+  RE2::Options options;
+  options.set_log_errors(false);  // the error goes into our message, not to stderr
+  auto re = std::make_unique<const RE2>(pattern, options);
+  if (!re->ok()) return Error{ErrorCode::kUsage, "not a valid regular expression: " + re->error()};
+  return SitePattern(std::move(re));
 }
 
-Result<std::vector<bool>> sites_matching(const std::vector<std::string>& texts, const std::regex& re) {
+std::vector<bool> sites_matching(const std::vector<std::string>& texts, const SitePattern& re) {
   std::vector<bool> ok(texts.size(), false);
-  try {
-    for (std::size_t s = 0; s < texts.size(); ++s) {
-      const std::string_view text = texts[s];
-      for (std::size_t at = 0; at < text.size() && !ok[s];) {
-        const std::size_t nl = text.find('\n', at);
-        const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-        ok[s] = std::regex_search(text.data() + at, text.data() + end, re);
-        at = end + 1;
-      }
+  for (std::size_t s = 0; s < texts.size(); ++s) {
+    const std::string_view text = texts[s];
+    for (std::size_t at = 0; at < text.size() && !ok[s];) {
+      const std::size_t nl = text.find('\n', at);
+      const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
+      ok[s] = RE2::PartialMatch(text.substr(at, end - at), *re);
+      at = end + 1;
     }
-  } catch (const std::regex_error& e) {
-    return Error{ErrorCode::kUsage, std::string("the regular expression is too complex to run: ") + e.what()};
   }
   return ok;
 }

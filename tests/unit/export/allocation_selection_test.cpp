@@ -95,13 +95,25 @@ TEST_SUITE("export/allocation_selection") {
     const CallSites cs = two_sites();
     const std::vector<std::string> texts{site_match_text(cs, cs.sites[0]), site_match_text(cs, cs.sites[1])};
     CHECK(texts[0] == "leak_here\n/bin/leak_three\nmain\n/bin/leak_three\n");
-    CHECK(*sites_matching(texts, *compile_match("^leak_")) == std::vector<bool>{true, false});
-    CHECK(*sites_matching(texts, *compile_match("libc\\.so")) == std::vector<bool>{false, true});
-    CHECK(*sites_matching(texts, *compile_match("three$")) == std::vector<bool>{true, true});
+    CHECK(sites_matching(texts, *compile_match("^leak_")) == std::vector<bool>{true, false});
+    CHECK(sites_matching(texts, *compile_match("libc\\.so")) == std::vector<bool>{false, true});
+    CHECK(sites_matching(texts, *compile_match("three$")) == std::vector<bool>{true, true});
     // A frame without a function is labelled module+0xoffset, which search sees.
     CHECK(sites_with_label(cs, "leak_here") == std::vector<bool>{true, false});
     CHECK(sites_with_label(cs, "libc.so.6+0x2a000") == std::vector<bool>{false, true});
     CHECK(sites_with_label(cs, "leak_three") == std::vector<bool>{false, false});
+  }
+
+  TEST_CASE("match runs in linear time on names of any length") {
+    // A 1,000,000-character name: std::regex's recursion overflowed the stack
+    // on a tenth of it with this pattern, and took exponential time with the
+    // nested star on a few dozen characters.
+    const std::vector<std::string> texts{std::string(1'000'000, 'a') + "c\n", std::string(10'000, 'a') + "\n"};
+    CHECK(sites_matching(texts, *compile_match("^(a|b)*c$")) == std::vector<bool>{true, false});
+    CHECK(sites_matching(texts, *compile_match("(a*)*b")) == std::vector<bool>{false, false});
+    CHECK(sites_matching(texts, *compile_match("^a+$")) == std::vector<bool>{false, true});
+    // RE2 refuses counts over 1000 when it compiles, with a message.
+    CHECK(compile_match("a{10000}").error().message.find("invalid repetition size") != std::string::npos);
   }
 }
 
