@@ -59,10 +59,17 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   const bool served = server::serve(
       data, serve_options,
       [&](int port) {
+        // The wildcard addresses are no place to browse to (chromium refuses
+        // 0.0.0.0): the URL names loopback, and the line says who else can read.
+        const bool any = options.host == "0.0.0.0" || options.host == "::";
         const bool v6 = options.host.find(':') != std::string::npos;
-        const std::string host = v6 ? "[" + options.host + "]" : options.host;
+        const std::string shown = any ? (v6 ? "::1" : "127.0.0.1") : options.host;
+        const std::string host = v6 ? "[" + shown + "]" : shown;
         out << "memrec: serving " << data.dumps.size() << (data.dumps.size() == 1 ? " dump" : " dumps") << " at http://"
-            << host << ":" << port << "/ (Ctrl-C stops)" << std::endl;
+            << host << ":" << port << "/ (Ctrl-C stops)";
+        if (any)
+          out << "; listening on every interface: whoever reaches this machine's port " << port << " can read them";
+        out << std::endl;
       },
       error);
   if (!served) {

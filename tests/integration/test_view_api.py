@@ -403,6 +403,22 @@ def test_host_ipv6_loopback_prints_a_bracketed_url_and_answers_there(build, leak
         view.proc.communicate()
 
 
+def test_host_any_prints_a_loopback_url_and_says_who_else_can_read(build, leak_dump):
+    # given memrec view --host 0.0.0.0 (every IPv4 interface)
+    view = start_view(build, [leak_dump], "--host", "0.0.0.0", host="127.0.0.1")
+    try:
+        # then the URL names 127.0.0.1, which a browser opens (0.0.0.0 it may refuse),
+        # and the line warns that the dumps are readable from elsewhere
+        assert view.url_line == (f"memrec: serving 1 dump at http://127.0.0.1:{view.port}/ (Ctrl-C stops); "
+                                 f"listening on every interface: whoever reaches this machine's port {view.port} "
+                                 "can read them\n")
+        assert listening_addresses(view.port) == [("tcp", "0.0.0.0")]
+        assert [d["id"] for d in view.json("/api/dumps")["dumps"]] == [0]
+    finally:
+        support.kill_tree(view.proc)
+        view.proc.communicate()
+
+
 INLINE_SOURCE = support.REPO / "tests" / "programs" / "inline_alloc.c"
 
 
