@@ -130,6 +130,9 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   svr.Get("/api/diff/flame", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_diff_flame(data, params_of(req)));
   });
+  svr.Get("/api/diff/report", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_diff_report(data, params_of(req)));
+  });
   svr.Get(R"(/api(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
     send_error(res, 404, "No such API endpoint: see docs/api.md.");
   });

@@ -68,5 +68,6 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
 ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index);
 ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param);
+ApiAnswer api_diff_report(const ViewData& data, const ParamFn& param);
 
 }  // namespace memrec::analyzer::server

@@ -4,13 +4,16 @@
 // first pass), which a download can afford. The filters are the allocation
 // table's parameters and the flamegraph's search, each mapped to the export
 // option of the same meaning.
-// /diff/flame merges two dumps' flamegraphs by frame label.
+// /diff/flame merges two dumps' flamegraphs by frame label; /diff/report is
+// `memrec diff BASE NEW`'s output (diff/diff_command.h), reloading both files.
 #include <algorithm>
 #include <array>
+#include <sstream>
 #include <string_view>
 #include <tuple>
 #include <variant>
 
+#include "diff/diff_command.h"
 #include "exit_codes.h"
 #include "export/export_command.h"
 #include "server/flame_tree.h"
@@ -159,6 +162,39 @@ ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
              {"new_total", root_node.value[1]},
              {"pruned", pruned},
              {"root", std::move(root)}});
+}
+
+ApiAnswer api_diff_report(const ViewData& data, const ParamFn& param) {
+  const auto base_id = param("base");
+  const auto new_id = param("new");
+  if (!base_id || !new_id) return fail(400, "diff/report needs base=ID and new=ID (dump ids from /api/dumps).");
+  const auto base = find_dump(data, *base_id);
+  if (const auto* e = std::get_if<ApiError>(&base)) return fail(*e);
+  const auto next = find_dump(data, *new_id);
+  if (const auto* e = std::get_if<ApiError>(&next)) return fail(*e);
+  const std::string format = param("format").value_or("");
+  if (format != "json" && format != "text") {
+    return fail(400, "Unknown format '" + format.substr(0, 40) + "': use json or text.");
+  }
+  DiffOptions options;
+  options.files = {std::get<const ViewDump*>(base)->report.dump.path,
+                   std::get<const ViewDump*>(next)->report.dump.path};
+  options.json = format == "json";
+  options.debug_dirs = data.export_options.debug_dirs;
+  options.threads = data.export_options.threads;
+  std::ostringstream out;
+  std::ostringstream err;
+  const int code = run_diff(options, out, err);
+  if (code != kExitOk) {
+    std::string message = err.str();
+    while (!message.empty() && message.back() == '\n') message.pop_back();
+    return fail(code == kExitBadInput ? 409 : 500, message + ".");
+  }
+  ApiAnswer answer;
+  const std::string stem = dump_stem(options.files[0]) + "-vs-" + dump_stem(options.files[1]);
+  answer.file = options.json ? ApiFile{out.str(), "application/json; charset=utf-8", "diff." + stem + ".json"}
+                             : ApiFile{out.str(), "text/plain; charset=utf-8", "diff." + stem + ".txt"};
+  return answer;
 }
 
 }  // namespace memrec::analyzer::server

@@ -72,6 +72,17 @@ test('the diff flamegraph shows what grew in red, with exact figures', async () 
   await page.locator('#diff-match').waitFor();
   assert.equal(await page.locator('#diff-match').textContent(), '“leak_extra”: base 0 bytes, new 3,333 bytes (+3,333 bytes)');
 
+  // The downloads are memrec diff's report of these two dumps.
+  await page.locator('#downloads summary').click();
+  assert.equal(await page.locator('#downloads-scope').textContent(),
+    `memrec diff of dump ${base.id} (base) and dump ${extra.id} (new), whole runs`);
+  const href = await page.locator('#downloads a[data-format="diff-json"]').getAttribute('href');
+  assert.equal(href, `/api/diff/report?base=${base.id}&new=${extra.id}&format=json`);
+  const report = await page.evaluate(async (url) => (await fetch(url)).text(), href);
+  assert.ok(report.includes('leak_extra') && report.includes('3333'), report.slice(0, 300));
+  assert.equal(await page.locator('#downloads a').count(), 2);
+  await page.locator('#downloads summary').click();
+
   // Swapped, the same frames shrink.
   await page.getByRole('combobox', { name: 'Base' }).selectOption(String(extra.id));
   await page.getByRole('combobox', { name: 'New' }).selectOption(String(base.id));

@@ -356,7 +356,30 @@ def test_the_diff_flamegraph_carries_both_dumps_values(view):
     assert (extra["base"], extra["new"]) == (0, 3333)
 
 
+def test_the_diff_report_download_is_memrec_diffs_output(build, dumps, view):
+    # given the two builds of diff_leak loaded in one view
+    base, new = view.ids["diff_leak_base"], view.ids["diff_leak_extra"]
+    for fmt, flags, suffix, content_type in [("json", ["--json"], "json", "application/json"),
+                                             ("text", [], "txt", "text/plain")]:
+        # when the diff view's download is fetched
+        code, headers, body = view.get(f"/api/diff/report?base={base}&new={new}&format={fmt}")
+        # then it is the file `memrec diff BASE NEW` prints, named after both dumps
+        assert code == 200 and headers["Content-Type"].startswith(content_type), body[:300]
+        cli = support.memrec_raw(build, ["diff", *flags, dumps["diff_leak_base"], dumps["diff_leak_extra"]])
+        assert cli.returncode == 0, cli.describe()
+        assert body.decode() == cli.stdout
+        stems = "-vs-".join(dumps[n].name.removesuffix(".dat") for n in ("diff_leak_base", "diff_leak_extra"))
+        assert headers["Content-Disposition"] == f'attachment; filename="diff.{stems}.{suffix}"'
+    # and the JSON names leak_extra's 3333 leaked bytes as new
+    doc = json.loads(view.get(f"/api/diff/report?base={base}&new={new}&format=json")[2])
+    assert "leak_extra" in json.dumps(doc) and "3333" in json.dumps(doc)
+
+
 @pytest.mark.parametrize("path,status", [
+    ("/api/diff/report?base=0&format=json", 400),
+    ("/api/diff/report?base=0&new=99&format=json", 404),
+    ("/api/diff/report?base=0&new=1&format=svg", 400),
+    ("/api/diff/report?base=0&new=1", 400),
     ("/api/dumps/0/summary?from=5&to=4", 400),
     ("/api/dumps/0/summary?from=-1", 400),
     ("/api/dumps/0/summary?to=1.5", 400),

@@ -58,3 +58,4 @@ export const api = {
 
 // A download, not a fetch: the browser follows the link (Content-Disposition).
 export const exportUrl = (dump, params) => `${dumpPath(dump)}/export${query(params)}`;
+export const diffReportUrl = (params) => `/api/diff/report${query(params)}`;

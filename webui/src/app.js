@@ -64,7 +64,7 @@ function updateChrome(state) {
   }
   select.value = state.dump;
   updateChips(state);
-  downloadLinks(document.getElementById('downloads'), state);
+  downloadLinks(document.getElementById('downloads'), state, dumps.dumps);
 }
 
 async function render() {

@@ -23,17 +23,18 @@ function colorer(root) {
   };
 }
 
-// The outermost frames whose name contains `query`, summed (nothing twice).
-function matched(node, query) {
-  if (node.name.includes(query)) return [node.base || 0, node.new || 0];
+// The outermost frames whose name contains `query`, summed (nothing twice);
+// the root ("all") is no function and never matches.
+function matched(node, query, root) {
+  if (node !== root && node.name.includes(query)) return [node.base || 0, node.new || 0];
   return (node.children || []).reduce(([b, n], c) => {
-    const [cb, cn] = matched(c, query);
+    const [cb, cn] = matched(c, query, root);
     return [b + cb, n + cn];
   }, [0, 0]);
 }
 
-function matchLine(node, query, show) {
-  const [b, n] = matched(node, query);
+function matchLine(node, query, show, root) {
+  const [b, n] = matched(node, query, root);
   return `“${query}”: base ${show(b)}, new ${show(n)} (${n - b >= 0 ? '+' : '−'}${show(Math.abs(n - b))})`;
 }
 
@@ -45,6 +46,11 @@ function dumpSelect(label, value, dumps, onChange) {
   return el('label', {}, `${label} `, select);
 }
 
+// The two dumps compared: the hash's, else the first two loaded.
+export function diffPair(state, dumps) {
+  return { base: state.base ?? String(dumps[0].id), next: state.new ?? String(dumps[1].id) };
+}
+
 export async function renderDiff(root, state, navigate, context) {
   const dumps = context.dumps;
   if (dumps.length < 2) {
@@ -52,8 +58,7 @@ export async function renderDiff(root, state, navigate, context) {
       el('p', { class: 'empty' }, 'A diff needs two dumps: start memrec view with both files (memrec view a.dat b.dat).'));
     return;
   }
-  const base = state.base ?? String(dumps[0].id);
-  const next = state.new ?? String(dumps[1].id);
+  const { base, next } = diffPair(state, dumps);
   const metric = DIFF_METRICS.includes(state.metric) ? state.metric : 'leaked';
   const show = metric === 'allocations' || metric === 'temporary' ? integer : (v) => `${integer(v)} bytes`;
   const tree = await api.diffFlame({ base, new: next, metric });
@@ -79,14 +84,14 @@ export async function renderDiff(root, state, navigate, context) {
     el('p', { class: 'detail', id: 'diff-summary' },
       `base ${show(rootNode.base || 0)}, new ${show(rootNode.new || 0)}: ${total >= 0 ? '+' : '−'}${show(Math.abs(total))}. `,
       el('span', { class: 'legend grows' }, 'red grows'), ' ', el('span', { class: 'legend shrinks' }, 'blue shrinks')),
-    query ? el('p', { class: 'detail', id: 'diff-match' }, matchLine(chain[chain.length - 1], query, show)) : null,
+    query ? el('p', { class: 'detail', id: 'diff-match' }, matchLine(chain[chain.length - 1], query, show, tree.root)) : null,
     state.from !== undefined || state.to !== undefined || state.at !== undefined
       ? el('p', { class: 'detail' }, 'The diff compares whole runs: the selected range and instant do not apply here.') : null,
     size(rootNode) === 0 ? el('p', { class: 'empty' }, `Neither dump has a non-zero ${metric} figure.`) : canvas,
     info);
   if (size(rootNode) === 0) return;
   const color = colorer(rootNode);
-  draw(canvas, rects, canvasWidth(), (node) => (query && node.name.includes(query) ? '#d946ef' : color(node)));
+  draw(canvas, rects, canvasWidth(), (node) => (query && node !== tree.root && node.name.includes(query) ? '#d946ef' : color(node)));
   interact(canvas, rects,
     (r) => {
       if (!r) { info.textContent = '\u00a0'; return; }

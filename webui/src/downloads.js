@@ -3,8 +3,10 @@
 // allocation table's parameters (the flamegraph's search as `search`) and
 // memrec export applies them, so a download holds exactly the allocations the
 // view selects. Plain links: the server names the file (Content-Disposition),
-// so nothing is fetched or built in the page.
-import { exportUrl } from './api.js';
+// so nothing is fetched or built in the page. The diff view offers `memrec
+// diff`'s report of its two dumps instead.
+import { diffReportUrl, exportUrl } from './api.js';
+import { diffPair } from './diff.js';
 import { duration, el, integer } from './format.js';
 import { METRICS as FLAME_METRICS, metricOf as flameMetricOf } from './flame.js';
 import { SORTS } from './sites.js';
@@ -66,7 +68,29 @@ export function filtersOf(state) {
   return { params, phrases };
 }
 
-export function downloadLinks(menu, state) {
+function diffLinks(menu, state, dumps) {
+  const item = (href, format, text) => el('li', {}, el('a', { href, download: '', 'data-format': format,
+    onclick: () => { menu.open = false; } }, text));
+  if (dumps.length < 2) {
+    menu.replaceChildren(el('summary', {}, 'Downloads'), el('div', { class: 'menu' },
+      el('p', { class: 'note', role: 'note', id: 'downloads-scope' }, 'A diff needs two dumps: nothing to download.')));
+    return;
+  }
+  const { base, next } = diffPair(state, dumps);
+  menu.replaceChildren(
+    el('summary', {}, 'Downloads'),
+    el('div', { class: 'menu' },
+      el('p', { class: 'detail', id: 'downloads-scope' }, `memrec diff of dump ${base} (base) and dump ${next} (new), whole runs`),
+      el('ul', { role: 'list' },
+        item(diffReportUrl({ base, new: next, format: 'json' }), 'diff-json', 'diff report JSON'),
+        item(diffReportUrl({ base, new: next, format: 'text' }), 'diff-text', 'diff report text'))));
+}
+
+export function downloadLinks(menu, state, dumps) {
+  if (state.view === 'diff') {
+    diffLinks(menu, state, dumps);
+    return;
+  }
   const { shown, metric } = metricOf(state);
   const { params: filters, phrases } = filtersOf(state);
   const ranged = state.from !== undefined || state.to !== undefined;
