@@ -23,6 +23,7 @@
 #include "fd_guard.h"
 #include "log.h"
 #include "memrec/format/file_header.h"
+#include "memrec/format/frame_columns.h"
 #include "memrec/format/record_encoder.h"
 #include "module_registry.h"
 #include "options.h"
@@ -38,6 +39,10 @@ namespace memrec::preload {
 namespace {
 
 constexpr std::size_t kRawBytes = 512 << 10;
+// A frame's version-2 payload: its layout byte and directory, and columns
+// that hold the records' bytes plus at most a ring position per address
+// (frame_columns.h), so at most twice the records.
+constexpr std::size_t kPayloadBytes = 2 * kRawBytes + 128;
 // Small frames compress in well under a millisecond, so the rings do not
 // fill while the writer is busy compressing; the limit leaves room for the
 // largest record.
@@ -77,6 +82,8 @@ struct Writer {
   std::uint64_t start_mono_ns = 0;
   std::uint64_t start_wall_ns = 0;
   std::byte* raw = nullptr;
+  std::byte* payload = nullptr;  // kPayloadBytes
+  std::byte* columns = nullptr;  // kColumnCount × column_capacity(kRawBytes)
   std::byte* zbuf = nullptr;
   std::size_t zcap = 0;
   void* cctx_mem = nullptr;
@@ -249,6 +256,20 @@ void put_counters() {
   g_w.enc->counters(values);
 }
 
+// The frame's payload in g_w.payload, its records split into columns
+// (frame_columns.h); should they not split, the records as they are behind
+// kLayoutRecords, which any reader takes too. Returns its size.
+std::size_t split_frame(std::span<const std::byte> raw) {
+  const std::size_t cap = format::column_capacity(kRawBytes);
+  format::ColumnBuffers columns;
+  for (std::size_t i = 0; i < format::kColumnCount; ++i) columns[i] = std::span<std::byte>(g_w.columns + i * cap, cap);
+  const std::size_t n = format::split_columns(raw, columns, std::span<std::byte>(g_w.payload, kPayloadBytes));
+  if (n != 0) return n;
+  g_w.payload[0] = std::byte{format::kLayoutRecords};
+  std::memcpy(g_w.payload + 1, raw.data(), raw.size());
+  return raw.size() + 1;
+}
+
 // Compresses and writes the records encoded so far as one frame.
 void flush_frame(bool final_frame) {
   const std::uint64_t now = now_ns();
@@ -264,8 +285,9 @@ void flush_frame(bool final_frame) {
   if (final_frame) g_w.enc->end(publish_tick());
   g_w.last_flush_ns = now;
   const std::span<std::byte> raw = g_w.enc->written();
+  const std::size_t payload_bytes = split_frame(raw);
   const std::size_t csize = ZSTD_compress2(g_w.cctx, g_w.zbuf + format::kFrameEnvelopeBytes,
-                                           g_w.zcap - format::kFrameEnvelopeBytes, raw.data(), raw.size());
+                                           g_w.zcap - format::kFrameEnvelopeBytes, g_w.payload, payload_bytes);
   g_w.enc->begin_frame();
   g_w.current_tid = 0;
   if (ZSTD_isError(csize)) {
@@ -274,7 +296,7 @@ void flush_frame(bool final_frame) {
     return;
   }
   format::encode_frame_envelope(std::span<std::byte, format::kFrameEnvelopeBytes>(g_w.zbuf, 12),
-                                static_cast<std::uint32_t>(csize), static_cast<std::uint32_t>(raw.size()));
+                                static_cast<std::uint32_t>(csize), static_cast<std::uint32_t>(payload_bytes));
   if (!append_to_file(g_w.zbuf, csize + format::kFrameEnvelopeBytes)) return;
   g_w.frames += 1;
   g_w.bytes_written += csize + format::kFrameEnvelopeBytes;
@@ -604,13 +626,18 @@ void* writer_main(void*) {
 bool setup_buffers() {
   if (g_w.raw == nullptr) {
     g_w.raw = static_cast<std::byte*>(os::map(kRawBytes));
-    g_w.zcap = ZSTD_compressBound(kRawBytes) + format::kFrameEnvelopeBytes;
+    g_w.payload = static_cast<std::byte*>(os::map(kPayloadBytes));
+    g_w.columns = static_cast<std::byte*>(os::map(format::kColumnCount * format::column_capacity(kRawBytes)));
+    g_w.zcap = ZSTD_compressBound(kPayloadBytes) + format::kFrameEnvelopeBytes;
     g_w.zbuf = static_cast<std::byte*>(os::map(g_w.zcap));
     g_w.cmdline = static_cast<std::byte*>(os::map(kCmdlineBytes));
     g_w.cctx_bytes = ZSTD_estimateCCtxSize(g_options.zstd_level);
     g_w.cctx_mem = os::map(g_w.cctx_bytes);
   }
-  if (g_w.raw == nullptr || g_w.zbuf == nullptr || g_w.cmdline == nullptr || g_w.cctx_mem == nullptr) return false;
+  if (g_w.raw == nullptr || g_w.payload == nullptr || g_w.columns == nullptr || g_w.zbuf == nullptr ||
+      g_w.cmdline == nullptr || g_w.cctx_mem == nullptr) {
+    return false;
+  }
   g_w.cctx = ZSTD_initStaticCCtx(g_w.cctx_mem, g_w.cctx_bytes);
   if (g_w.cctx == nullptr ||
       ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_compressionLevel, g_options.zstd_level)) ||
@@ -699,6 +726,8 @@ void writer_restart_in_child() {
   const Writer parent = g_w;
   g_w = Writer{};
   g_w.raw = parent.raw;
+  g_w.payload = parent.payload;
+  g_w.columns = parent.columns;
   g_w.zbuf = parent.zbuf;
   g_w.zcap = parent.zcap;
   g_w.cmdline = parent.cmdline;

@@ -55,7 +55,7 @@ void Dump::truncate_at_frame(std::size_t i) {
 Result<Dump> open_dump(MappedFile file) {
   auto header = parse_file_header(file.bytes(), file.path());
   if (!header) return header.error();
-  auto index = index_frames(file.bytes(), header->size_bytes, file.path());
+  auto index = index_frames(file.bytes(), header->size_bytes, header->version, file.path());
   if (!index) return index.error();
   return Dump{std::move(file), std::move(*header), std::move(*index)};
 }

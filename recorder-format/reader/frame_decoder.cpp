@@ -1,6 +1,8 @@
 // Decompresses frames with one reusable zstd context per decoder. Every zstd
 // result is checked, in release builds too: a frame must decompress to exactly
-// the size its envelope promises.
+// the size its envelope promises. A version-2 payload's layout byte says
+// whether records or columns follow; columns are joined back into records
+// here, so the record decoder sees version 1's layout only.
 #include "memrec/reader/frame_decoder.h"
 
 #include <zstd.h>
@@ -8,6 +10,9 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+
+#include "memrec/format/frame_columns.h"
+#include "memrec/reader/frame_columns_join.h"
 
 namespace memrec::reader {
 
@@ -29,7 +34,23 @@ Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std:
   const std::size_t got =
       ZSTD_decompressDCtx(dctx_, payload_.data(), payload_.size(), compressed.data(), compressed.size());
   const bool failed = ZSTD_isError(got) != 0;
-  if (!failed && got == frame.decompressed_bytes) return std::span<const std::byte>(payload_);
+  if (!failed && got == frame.decompressed_bytes) {
+    const std::span<const std::byte> payload(payload_);
+    if (frame.format_version < 2) return payload;
+    if (payload.empty()) {
+      return Error{ErrorCode::kCorrupt,
+                   fmt::format("{}: corrupt frame at offset {}: no layout byte", name, frame.offset)};
+    }
+    const auto layout = static_cast<std::uint8_t>(payload[0]);
+    if (layout == format::kLayoutRecords) return payload.subspan(1);
+    if (layout != format::kLayoutColumns) {
+      return Error{ErrorCode::kCorrupt,
+                   fmt::format("{}: corrupt frame at offset {}: unknown layout {}", name, frame.offset, layout)};
+    }
+    const Status joined = join_columns(payload.subspan(1), records_, name, frame.offset);
+    if (!joined) return joined.error();
+    return std::span<const std::byte>(records_);
+  }
 
   if (frame.reaches_zero_tail) {
     return Error{

@@ -33,7 +33,8 @@ Error bad_tag(std::string_view name, std::uint64_t at) {
 std::uint64_t FrameInfo::payload_offset() const { return offset + kFrameEnvelopeBytes; }
 std::uint64_t FrameInfo::end_offset() const { return payload_offset() + compressed_bytes; }
 
-Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame, std::string_view name) {
+Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame,
+                                std::uint16_t format_version, std::string_view name) {
   FrameIndex index;
   const std::uint64_t zeros_from = zero_tail_start(file);
   std::uint64_t at = std::min<std::uint64_t>(first_frame, file.size());
@@ -52,6 +53,7 @@ Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t f
     for (auto& b : tag) b = std::byte{envelope.u8()};
     FrameInfo frame;
     frame.offset = at;
+    frame.format_version = format_version;
     frame.compressed_bytes = envelope.u32le();
     frame.decompressed_bytes = envelope.u32le();
     if (std::memcmp(tag, format::kFrameTag.data(), sizeof tag) != 0) return bad_tag(name, at);

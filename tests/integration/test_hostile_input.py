@@ -171,7 +171,7 @@ NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
                                ("corrupt file header",)),
     "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
     "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
-    "newer version": (lambda: header(version=2) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "newer version": (lambda: header(version=3) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
     "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
     "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
     "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 2) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v2 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 3) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v3 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -339,6 +339,61 @@ def test_a_crafted_clean_dump_reads(build, memrec_cli, tmp_path, reader):
     info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
     assert info["clean_end"] is True and info["counts"]["alloc"] == 1
     assert info["heap"]["live_bytes"] == 64
+
+
+# --- version 2: a layout byte, then records or columns (FORMAT.md, "Columns") ---------
+
+
+def columns(tags: bytes, dt: bytes = b"", addr_k: bytes = b"", addr: bytes = b"", size: bytes = b"",
+            stack: bytes = b"", rest: bytes = b"") -> bytes:
+    cols = (tags, dt, addr_k, addr, size, stack, rest)
+    return b"\x01" + varint(len(cols)) + b"".join(varint(len(c)) for c in cols) + b"".join(cols)
+
+
+# Thread 7; malloc(64) at 0x1000 (a miss: 0x1000 is 16-aligned, stored >> 4);
+# its free (ring slot 0 of the recently allocated); End at +10 (whole in rest).
+V2_THREAD_ALLOC_FREE_END = columns(tags=b"\x01\x20\x03\x11", dt=zz(5) + zz(1), addr_k=varint(0) + varint(2),
+                                   addr=zz(0x1000 >> 4), size=varint(64), stack=zz(0),
+                                   rest=varint(7) + varint(1) + zz(10))
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("payload", [V2_THREAD_ALLOC_FREE_END, b"\x00" + THREAD + alloc(5, 0x1000, 64) +
+                                     b"\x03" + zz(1) + zz(0) + END], ids=["columns", "records"])
+def test_a_crafted_version_2_dump_reads(build, memrec_cli, tmp_path, reader, payload):
+    # given a version-2 file whose one frame is the columns FORMAT.md describes, or layout 0's records
+    data = header(version=2) + frame(payload)
+    run = read_as(build, reader, tmp_path, data)
+    assert_no_crash(run)
+    assert run.returncode == EXIT_OK, run.describe()
+    # then it holds exactly one malloc of 64 bytes, freed, and a clean end
+    info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
+    assert info["format_version"] == 2 and info["clean_end"] is True
+    assert (info["counts"]["alloc"], info["counts"]["free"], info["heap"]["live_bytes"]) == (1, 1, 0)
+
+
+V2_CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {
+    "no layout byte": (b"", "no layout byte"),
+    "unknown layout": (b"\x07" + THREAD + END, "unknown layout 7"),
+    "six columns": (b"\x01" + varint(6) + varint(0) * 6, "column directory"),
+    "columns past the frame": (b"\x01" + varint(7) + varint(100) + varint(0) * 6, "column directory"),
+    "a ring slot never filled": (columns(tags=b"\x01\x20", dt=zz(1), addr_k=varint(5), size=varint(8),
+                                         stack=zz(0), rest=varint(7)), "ring slot 3 of 0"),
+    "a byte no record uses": (columns(tags=b"\x01", dt=zz(1), rest=varint(7)), "column 1 has bytes"),
+    "an alloc without its size": (columns(tags=b"\x01\x20", dt=zz(1), addr_k=varint(0), addr=zz(1),
+                                          stack=zz(0), rest=varint(7)), "runs past its columns"),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("case", list(V2_CORRUPT_FRAMES))
+def test_version_2_columns_that_do_not_join_are_corrupt_at_their_offset(build, memrec_cli, tmp_path, reader,
+                                                                         case):
+    payload, phrase = V2_CORRUPT_FRAMES[case]
+    good = frame(b"\x00" + THREAD + alloc(5, 0x1000, 64))
+    data = header(version=2) + good + frame(payload)
+    run = read_as(build, reader, tmp_path, data)
+    assert_rejected(run, "hostile.dat", "corrupt frame", f"offset {len(header(version=2)) + len(good)}", phrase)
 
 
 # --- crafted frames that decode but make no sense -------------------------------------

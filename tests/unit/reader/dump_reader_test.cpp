@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "memrec/format/frame_columns.h"
 #include "memrec/reader/dump_reader.h"
 #include "support/dump_builder.h"
 
@@ -188,7 +189,7 @@ TEST_SUITE("reader/dump_reader") {
   TEST_CASE("an unknown record tag in a complete frame is corrupt, naming the frame") {
     DumpBuilder b;
     b.frame([](format::RecordEncoder& e) { e.thread(1); });
-    const std::byte payload[] = {std::byte{0x01}, std::byte{0x01}, std::byte{0x7e}};
+    const std::byte payload[] = {std::byte{format::kLayoutRecords}, std::byte{0x01}, std::byte{0x01}, std::byte{0x7e}};
     const std::size_t offset = b.bytes().size();
     b.raw(memrec::testing::encode_frame(payload));
     const auto all = read_bytes(b.bytes(), "rec.dat");
@@ -216,11 +217,11 @@ TEST_SUITE("reader/dump_reader") {
     CHECK(foreign.error().message.find(": not a memrec dump (bad magic)") != std::string::npos);
 
     auto newer = b.bytes();
-    newer[8] = std::byte{2};
+    newer[8] = std::byte{3};
     const auto version = read_file(newer);
     REQUIRE_FALSE(version.ok());
     CHECK(version.error().code == ErrorCode::kVersion);
-    CHECK(version.error().message.find(": format v2 is newer than this memrec (v1)") != std::string::npos);
+    CHECK(version.error().message.find(": format v3 is newer than this memrec (v2)") != std::string::npos);
 
     const auto empty = read_file({});
     REQUIRE_FALSE(empty.ok());

@@ -12,6 +12,8 @@
 
 #include <doctest/doctest.h>
 
+#include "memrec/format/frame_columns.h"
+
 namespace memrec::testing {
 namespace {
 
@@ -56,8 +58,22 @@ std::vector<std::byte> encode_frame(std::span<const std::byte> payload) {
   return out;
 }
 
-DumpBuilder::DumpBuilder(const format::FileHeaderFields& fields) : bytes_(encode_header(fields)) {
+std::vector<std::byte> columns_payload(std::span<const std::byte> records) {
+  const std::size_t cap = format::column_capacity(records.size());
+  std::vector<std::byte> scratch(format::kColumnCount * cap);
+  format::ColumnBuffers columns;
+  for (std::size_t i = 0; i < format::kColumnCount; ++i) columns[i] = std::span(scratch).subspan(i * cap, cap);
+  std::vector<std::byte> out(2 * records.size() + 128);
+  const std::size_t n = format::split_columns(records, columns, out);
+  REQUIRE(n != 0);
+  out.resize(n);
+  return out;
+}
+
+DumpBuilder::DumpBuilder(const format::FileHeaderFields& fields, FrameLayout layout)
+    : bytes_(encode_header(fields)), layout_(layout) {
   header_bytes_ = bytes_.size();
+  if (layout == FrameLayout::kVersion1) bytes_[8] = std::byte{1};
 }
 
 DumpBuilder& DumpBuilder::frame(const std::function<void(format::RecordEncoder&)>& fill) {
@@ -65,7 +81,10 @@ DumpBuilder& DumpBuilder::frame(const std::function<void(format::RecordEncoder&)
   format::RecordEncoder enc(payload);
   enc.begin_frame();
   fill(enc);
-  const auto frame = encode_frame(enc.written());
+  std::vector<std::byte> records(enc.written().begin(), enc.written().end());
+  if (layout_ == FrameLayout::kColumns) records = columns_payload(records);
+  if (layout_ == FrameLayout::kRecords) records.insert(records.begin(), std::byte{format::kLayoutRecords});
+  const auto frame = encode_frame(records);
   frame_offsets_.push_back(bytes_.size());
   bytes_.insert(bytes_.end(), frame.begin(), frame.end());
   frame_ends_.push_back(bytes_.size());

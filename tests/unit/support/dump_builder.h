@@ -23,9 +23,21 @@ std::vector<std::byte> encode_header(const format::FileHeaderFields& fields);
 // Compresses `payload` (zstd, with a content checksum) behind a frame envelope.
 std::vector<std::byte> encode_frame(std::span<const std::byte> payload);
 
+// A frame's payload from its version-1 records, as the writer makes it for
+// the current version: split into columns (FORMAT.md, "Columns").
+std::vector<std::byte> columns_payload(std::span<const std::byte> records);
+
+// How DumpBuilder lays out each frame's records.
+enum class FrameLayout {
+  kColumns,   // the current version, as the preload writes
+  kRecords,   // the current version's fallback: layout byte 0, then the records
+  kVersion1,  // a version-1 file: the header says 1, payloads are records
+};
+
 class DumpBuilder {
  public:
-  explicit DumpBuilder(const format::FileHeaderFields& fields = sample_header());
+  explicit DumpBuilder(const format::FileHeaderFields& fields = sample_header(),
+                       FrameLayout layout = FrameLayout::kColumns);
 
   // Encodes one frame: `fill` writes records with a fresh encoder (delta
   // state reset); every write must fit in 1 MiB.
@@ -44,6 +56,7 @@ class DumpBuilder {
   std::size_t header_bytes_ = 0;
   std::vector<std::size_t> frame_offsets_;
   std::vector<std::size_t> frame_ends_;
+  FrameLayout layout_;
 };
 
 // Writes `bytes` to a fresh file under the build's temp dir; returns its path.

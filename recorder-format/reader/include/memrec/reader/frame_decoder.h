@@ -32,9 +32,11 @@ class FrameDecoder {
   FrameDecoder(const FrameDecoder&) = delete;
   FrameDecoder& operator=(const FrameDecoder&) = delete;
 
-  // Decompresses `frame` of `file` into exactly its decompressed size. The
-  // span is valid until the next call. kCorrupt on a zstd error or a size
-  // mismatch; kTruncated instead when the frame reaches the file's zero tail.
+  // Decompresses `frame` of `file` (into exactly its decompressed size) and
+  // returns its records in version 1's layout (a version-2 frame's columns
+  // joined). The span is valid until the next call. kCorrupt on a zstd error,
+  // a size mismatch or columns that do not join; kTruncated instead when the
+  // frame reaches the file's zero tail.
   Result<std::span<const std::byte>> decompress(std::span<const std::byte> file, const FrameInfo& frame,
                                                 std::string_view name);
 
@@ -44,6 +46,7 @@ class FrameDecoder {
  private:
   ZSTD_DCtx_s* dctx_ = nullptr;
   std::vector<std::byte> payload_;
+  std::vector<std::byte> records_;  // a columns payload joined
 };
 
 }  // namespace memrec::reader

@@ -22,6 +22,9 @@ struct FrameInfo {
   // frame fails to decompress it was never fully written (power loss), which
   // is truncation at `offset`, not corruption.
   bool reaches_zero_tail = false;
+  // The file's format version: from 2 on, a payload starts with its layout
+  // byte (FORMAT.md, "Columns").
+  std::uint16_t format_version = 1;
 
   std::uint64_t payload_offset() const;
   std::uint64_t end_offset() const;
@@ -32,9 +35,11 @@ struct FrameIndex {
   std::optional<std::uint64_t> truncated_at;  // where the first incomplete frame starts
 };
 
-// `first_frame` is FileHeader::size_bytes. A complete envelope with a wrong
+// `first_frame` is FileHeader::size_bytes and `format_version` the header's
+// version, which every FrameInfo carries. A complete envelope with a wrong
 // tag or a size over kMaxFrameBytes is kCorrupt; an incomplete frame, or a
 // tail of zero bytes at a frame boundary, ends the index with `truncated_at`.
-Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame, std::string_view name);
+Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame,
+                                std::uint16_t format_version, std::string_view name);
 
 }  // namespace memrec::reader

@@ -1,0 +1,190 @@
+// Joins a version-2 kLayoutColumns payload back into the version-1 records
+// the writer split (memrec/format/frame_columns.h): the same walk, reading
+// fields from their columns and each address through the same rings. Input
+// is untrusted: every column read is bounds-checked, a ring position must name
+// a slot the ring holds, every column must be used up exactly, and the
+// rebuilt records may not pass kMaxFrameBytes (a one-byte ring position can
+// stand for a ten-byte delta).
+#include "memrec/reader/frame_columns_join.h"
+
+#include <fmt/format.h>
+
+#include "memrec/format/frame_columns.h"
+
+namespace memrec::reader {
+namespace {
+
+using format::AddressKind;
+using format::Column;
+
+class ColumnReader {
+ public:
+  void reset(std::span<const std::byte> bytes) {
+    in_ = bytes;
+    pos_ = 0;
+  }
+  bool used_up() const { return pos_ == in_.size(); }
+  std::size_t position() const { return pos_; }
+  std::optional<std::uint64_t> varint() {
+    const auto v = format::get_varint(in_.subspan(pos_));
+    if (!v) return std::nullopt;
+    pos_ += v->size;
+    return v->value;
+  }
+  // The next varint's bytes, unchanged; empty when there is none.
+  std::span<const std::byte> varint_bytes() {
+    const std::size_t start = pos_;
+    if (!varint()) return {};
+    return in_.subspan(start, pos_ - start);
+  }
+  std::optional<std::span<const std::byte>> take(std::uint64_t n) {
+    if (n > in_.size() - pos_) return std::nullopt;
+    const auto out = in_.subspan(pos_, n);
+    pos_ += n;
+    return out;
+  }
+
+ private:
+  std::span<const std::byte> in_;
+  std::size_t pos_ = 0;
+};
+
+class Joiner {
+ public:
+  explicit Joiner(std::vector<std::byte>& out) : out_(out) {}
+
+  // The column directory; false when it does not describe `payload` exactly.
+  bool open(std::span<const std::byte> payload) {
+    ColumnReader dir;
+    dir.reset(payload);
+    const auto n = dir.varint();
+    if (!n || *n != format::kColumnCount) return false;
+    std::array<std::uint64_t, format::kColumnCount> sizes{};
+    for (auto& size : sizes) {
+      const auto v = dir.varint();
+      if (!v || *v > payload.size()) return false;
+      size = *v;
+    }
+    std::span<const std::byte> rest = payload.subspan(dir.position());
+    for (std::size_t i = 0; i < format::kColumnCount; ++i) {
+      if (sizes[i] > rest.size()) return false;
+      cols_[i].reset(rest.first(sizes[i]));
+      rest = rest.subspan(sizes[i]);
+    }
+    return rest.empty();
+  }
+
+  // Rebuilds every record; an error message, or empty on success.
+  std::string run() {
+    ColumnReader& tags = col(Column::kTags);
+    while (!tags.used_up()) {
+      const std::uint8_t tag = static_cast<std::uint8_t>(tags.take(1).value()[0]);
+      out_.push_back(std::byte{tag});
+      if (!record(tag)) return failure_.empty() ? fmt::format("record {:#04x} runs past its columns", tag) : failure_;
+      if (out_.size() > format::kMaxFrameBytes) return "its records rebuild to more than 64 MiB";
+    }
+    for (std::size_t i = 0; i < format::kColumnCount; ++i) {
+      if (!cols_[i].used_up()) return fmt::format("column {} has bytes no record uses", i);
+    }
+    return {};
+  }
+
+ private:
+  ColumnReader& col(Column c) { return cols_[static_cast<std::size_t>(c)]; }
+
+  bool copy(Column c) {
+    const auto bytes = col(c).varint_bytes();
+    if (bytes.empty()) return false;
+    out_.insert(out_.end(), bytes.begin(), bytes.end());
+    return true;
+  }
+  void put_varint(std::uint64_t v) {
+    std::byte buf[format::kMaxVarintBytes];
+    const std::size_t n = format::put_varint(v, buf);
+    out_.insert(out_.end(), buf, buf + n);
+  }
+  bool address(AddressKind kind) {
+    const auto k = col(Column::kAddrK).varint();
+    if (!k) return false;
+    std::uint64_t addr = 0;
+    if (*k == format::kAddrMissAligned || *k == format::kAddrMissUnaligned) {
+      const auto v = col(Column::kAddr).varint();
+      if (!v) return false;
+      const auto d = static_cast<std::uint64_t>(format::unzigzag(*v));
+      addr = coder_.previous + (*k == format::kAddrMissAligned ? d << 4 : d);
+    } else {
+      format::AddressRing* ring = coder_.ring_for(kind);
+      const std::uint64_t slot = *k - format::kFirstRingSlot;
+      if (ring == nullptr || slot >= ring->count) {
+        failure_ = fmt::format("an address names ring slot {} of {}", slot, ring == nullptr ? 0 : ring->count);
+        return false;
+      }
+      addr = ring->slots[slot];
+      ring->remove(static_cast<std::uint32_t>(slot));
+    }
+    coder_.seen(kind, addr);
+    put_varint(format::delta(v1_addr_, addr));
+    v1_addr_ = addr;
+    return true;
+  }
+
+  bool record(std::uint8_t tag) {
+    if ((tag & format::kAllocTagMask) == static_cast<std::uint8_t>(format::Tag::kAllocBase)) {
+      return copy(Column::kDt) && address(AddressKind::kAlloc) && copy(Column::kSize) && copy(Column::kStack);
+    }
+    switch (static_cast<format::Tag>(tag)) {
+      case format::Tag::kThread:
+        return copy(Column::kRest);
+      case format::Tag::kFree:
+        return copy(Column::kDt) && address(AddressKind::kFree);
+      case format::Tag::kRealloc: {
+        const auto fn = col(Column::kRest).take(1);
+        if (!fn) return false;
+        out_.push_back((*fn)[0]);
+        return copy(Column::kDt) && address(AddressKind::kFree) && copy(Column::kDt) && address(AddressKind::kAlloc) &&
+               copy(Column::kSize) && copy(Column::kStack);
+      }
+      case format::Tag::kMmap:
+        return copy(Column::kDt) && address(AddressKind::kPlain) && copy(Column::kSize) && copy(Column::kRest) &&
+               copy(Column::kRest) && copy(Column::kStack);
+      case format::Tag::kMunmap:
+        return copy(Column::kDt) && address(AddressKind::kPlain) && copy(Column::kSize);
+      case format::Tag::kMremap:
+        return copy(Column::kDt) && address(AddressKind::kPlain) && copy(Column::kSize) && copy(Column::kDt) &&
+               address(AddressKind::kPlain) && copy(Column::kSize) && copy(Column::kStack);
+      default: {
+        // Any other record, known or not, is whole in `rest`: the record
+        // decoder judges its tag and body.
+        const auto n = col(Column::kRest).varint();
+        if (!n) return false;
+        const auto body = col(Column::kRest).take(*n);
+        if (!body) return false;
+        out_.insert(out_.end(), body->begin(), body->end());
+        return true;
+      }
+    }
+  }
+
+  std::vector<std::byte>& out_;
+  std::array<ColumnReader, format::kColumnCount> cols_;
+  format::AddressCoderState coder_;
+  std::uint64_t v1_addr_ = 0;
+  std::string failure_;
+};
+
+}  // namespace
+
+Status join_columns(std::span<const std::byte> payload, std::vector<std::byte>& out, std::string_view name,
+                    std::uint64_t frame_offset) {
+  out.clear();
+  auto corrupt = [&](std::string_view why) {
+    return Error{ErrorCode::kCorrupt, fmt::format("{}: corrupt frame at offset {}: {}", name, frame_offset, why)};
+  };
+  Joiner joiner(out);
+  if (!joiner.open(payload)) return corrupt("its column directory does not match its columns");
+  const std::string failure = joiner.run();
+  if (!failure.empty()) return corrupt(failure);
+  return {};
+}
+
+}  // namespace memrec::reader

@@ -1,0 +1,21 @@
+// Rebuilds a version-2 frame's version-1 records from its columns (FORMAT.md,
+// "Columns"; memrec/format/frame_columns.h splits them).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "memrec/reader/result.h"
+
+namespace memrec::reader {
+
+// `payload` is a kLayoutColumns payload without its layout byte. Replaces
+// `out` with the records; kCorrupt, naming `name` and `frame_offset`, when the
+// columns do not rebuild exactly.
+Status join_columns(std::span<const std::byte> payload, std::vector<std::byte>& out, std::string_view name,
+                    std::uint64_t frame_offset);
+
+}  // namespace memrec::reader

@@ -1,0 +1,251 @@
+// Version 2's columns (memrec/format/frame_columns.h and the reader's join):
+// random record streams split and join back to the same bytes, every layout
+// reads the same records, and broken column payloads are corrupt, never a
+// crash.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "memrec/format/frame_columns.h"
+#include "memrec/format/record_encoder.h"
+#include "memrec/reader/dump_reader.h"
+#include "memrec/reader/frame_columns_join.h"
+#include "memrec/reader/frame_decoder.h"
+#include "support/dump_builder.h"
+
+using namespace memrec;
+using format::AllocFn;
+using memrec::testing::columns_payload;
+using memrec::testing::DumpBuilder;
+using memrec::testing::FrameLayout;
+
+namespace {
+
+// Every record kind, with addresses the rings hit (a free of a live block, a
+// malloc of a freed one), miss aligned and unaligned, and deltas as large as
+// 64 bits allow.
+void random_records(format::RecordEncoder& e, std::uint32_t seed, int n) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint64_t> live;
+  std::vector<std::uint64_t> freed;
+  std::uint64_t t = 0;
+  const std::uint64_t addresses[] = {0, ~0ull, ~0ull - 15, 0x8000'0000'0000'0000ull, 1, 16, 0x10};
+  auto fresh = [&]() -> std::uint64_t {
+    switch (rng() % 4) {
+      case 0:
+        return addresses[rng() % std::size(addresses)];
+      case 1:
+        return 0x5555'0000'0000ull + (rng() % 100000) * 16;  // aligned, near each other
+      case 2:
+        return rng();  // anywhere, usually unaligned
+      default:
+        return 0x7f00'0000'0000ull + (rng() % 4096) * 8;  // 8-aligned
+    }
+  };
+  REQUIRE(e.thread(1));
+  for (int i = 0; i < n; ++i) {
+    t += rng() % 3 == 0 ? 0 : rng() % 5000;
+    const auto stack = static_cast<std::uint32_t>(rng() % 40);
+    switch (rng() % 12) {
+      case 0:
+      case 1:
+      case 2: {
+        const std::uint64_t a = !freed.empty() && rng() % 2 ? freed[rng() % freed.size()] : fresh();
+        REQUIRE(e.alloc(static_cast<AllocFn>(rng() % format::kAllocFnCount), t, a, rng() % 5000, stack));
+        live.push_back(a);
+        break;
+      }
+      case 3:
+      case 4:
+      case 5: {
+        const std::uint64_t a = !live.empty() && rng() % 4 ? live[rng() % live.size()] : fresh();
+        REQUIRE(e.free(t, a));
+        freed.push_back(a);
+        break;
+      }
+      case 6: {
+        const std::uint64_t old = !live.empty() ? live[rng() % live.size()] : fresh();
+        REQUIRE(e.realloc(AllocFn::kMalloc, t, old, t + rng() % 10, fresh(), rng() % 100000, stack));
+        break;
+      }
+      case 7:
+        REQUIRE(e.mmap(t, fresh(), rng(), 3, 0x22, stack));
+        break;
+      case 8:
+        REQUIRE(e.munmap(t, fresh(), rng() % 100000));
+        break;
+      case 9:
+        REQUIRE(e.mremap(t, fresh(), 4096, t + 1, fresh(), 8192, stack));
+        break;
+      case 10: {
+        const std::uint64_t ips[] = {rng(), rng() % 100, 0x4000};
+        REQUIRE(e.stack(static_cast<std::uint32_t>(i + 1), rng() % 3, 0, std::span(ips).first(rng() % 4)));
+        REQUIRE(e.thread(rng() % 4 + 1));
+        break;
+      }
+      default: {
+        const std::byte build_id[] = {std::byte{1}, std::byte{2}};
+        const format::Segment segs[] = {{0, 0x1000, 0, format::kSegmentRead}};
+        REQUIRE(e.module_load(static_cast<std::uint32_t>(i), 1, "/lib/x.so", rng(), build_id, segs));
+        REQUIRE(e.rss(t, rng() % 1000000));
+        REQUIRE(e.recording(t, rng() % 2 == 0));
+        REQUIRE(e.thread_start(rng() % 9, t, "worker"));
+        REQUIRE(e.thread_name(rng() % 9, std::string(rng() % 300, 'n')));
+        REQUIRE(e.thread_exit(rng() % 9, t));
+        REQUIRE(e.module_unload(static_cast<std::uint32_t>(i), 2));
+        break;
+      }
+    }
+  }
+  const format::CounterValue counters[] = {{format::Counter::kEvents, 7}};
+  REQUIRE(e.counters(counters));
+  REQUIRE(e.end(t));
+}
+
+std::vector<std::byte> records_of(std::uint32_t seed, int n) {
+  std::vector<std::byte> buf(4u << 20);
+  format::RecordEncoder e(buf);
+  random_records(e, seed, n);
+  return {e.written().begin(), e.written().end()};
+}
+
+Status join(std::span<const std::byte> payload, std::vector<std::byte>& out) {
+  REQUIRE(!payload.empty());
+  return reader::join_columns(payload.subspan(1), out, "c.dat", 99);
+}
+
+// Every frame's records as the reader hands them to the record decoder, and
+// how many records read_all finds.
+std::pair<std::vector<std::byte>, std::size_t> read_records(const DumpBuilder& b) {
+  auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "c.dat"));
+  REQUIRE(dump.ok());
+  std::vector<std::byte> bytes;
+  reader::FrameDecoder decoder;
+  for (const reader::FrameInfo& frame : dump->index.frames) {
+    const auto records = decoder.decompress(dump->bytes(), frame, dump->name());
+    REQUIRE(records.ok());
+    bytes.insert(bytes.end(), records->begin(), records->end());
+  }
+  auto all = reader::read_all(*dump);
+  REQUIRE(all.ok());
+  return {bytes, all->records.size()};
+}
+
+}  // namespace
+
+TEST_SUITE("format/frame_columns") {
+  TEST_CASE("random record streams split into columns and join back to the same bytes") {
+    for (std::uint32_t seed = 1; seed <= 200; ++seed) {
+      CAPTURE(seed);
+      const auto records = records_of(seed, 1 + static_cast<int>(seed * 7 % 500));
+      const auto payload = columns_payload(records);
+      CHECK(static_cast<std::uint8_t>(payload[0]) == format::kLayoutColumns);
+      std::vector<std::byte> joined;
+      const Status status = join(payload, joined);
+      REQUIRE(status.ok());
+      CHECK(joined == records);
+    }
+  }
+
+  TEST_CASE("ring hits cost a small position instead of the address") {
+    // A block freed and allocated again at once, 10,000 times: every address
+    // after the first is a hit, one byte in addr_k and nothing in addr.
+    std::vector<std::byte> buf(1u << 20);
+    format::RecordEncoder e(buf);
+    REQUIRE(e.thread(1));
+    for (int i = 0; i < 10000; ++i) {
+      REQUIRE(e.alloc(AllocFn::kMalloc, i, 0x5555'1234'5670ull, 64, 1));
+      REQUIRE(e.free(i, 0x5555'1234'5670ull));
+    }
+    const auto payload = columns_payload(e.written());
+    std::vector<std::byte> joined;
+    REQUIRE(join(payload, joined).ok());
+    CHECK(std::equal(joined.begin(), joined.end(), e.written().begin(), e.written().end()));
+    // The directory after the layout byte and the count: tags, dt, addr_k,
+    // addr, ... sizes; addr_k takes one byte an address, addr the first one only.
+    std::vector<std::uint64_t> sizes;
+    std::span<const std::byte> dir = std::span(payload).subspan(2);
+    for (std::size_t i = 0; i < format::kColumnCount; ++i) {
+      const auto v = format::get_varint(dir);
+      REQUIRE(v);
+      sizes.push_back(v->value);
+      dir = dir.subspan(v->size);
+    }
+    CHECK(sizes[static_cast<std::size_t>(format::Column::kAddrK)] == 20000);
+    CHECK(sizes[static_cast<std::size_t>(format::Column::kAddr)] == 7);  // zz(0x5555'1234'567): 7 bytes
+  }
+
+  TEST_CASE("version 1 files, layout-0 frames and columns read the same records") {
+    auto build = [](FrameLayout layout) {
+      DumpBuilder b(memrec::testing::sample_header(), layout);
+      for (std::uint32_t seed = 11; seed <= 13; ++seed) {
+        b.frame([&](format::RecordEncoder& e) { random_records(e, seed, 300); });
+      }
+      return b;
+    };
+    const auto columns = read_records(build(FrameLayout::kColumns));
+    CHECK(columns.second > 900);
+    CHECK(read_records(build(FrameLayout::kRecords)) == columns);
+    CHECK(read_records(build(FrameLayout::kVersion1)) == columns);
+  }
+
+  TEST_CASE("a broken column payload is corrupt, naming the frame, and never read past") {
+    const auto records = records_of(5, 200);
+    const auto good = columns_payload(records);
+    std::vector<std::byte> out;
+    auto error_of = [&](std::vector<std::byte> payload) {
+      const Status status = join(payload, out);
+      REQUIRE_FALSE(status.ok());
+      CHECK(status.error().code == ErrorCode::kCorrupt);
+      CHECK(status.error().message.find("c.dat: corrupt frame at offset 99: ") == 0);
+      return status.error().message;
+    };
+    // cut anywhere
+    for (std::size_t n = 1; n < good.size(); n += 7) {
+      CAPTURE(n);
+      error_of(std::vector<std::byte>(good.begin(), good.begin() + static_cast<std::ptrdiff_t>(n)));
+    }
+    // a byte too many
+    auto longer = good;
+    longer.push_back(std::byte{0});
+    CHECK(error_of(longer).find("column directory") != std::string::npos);
+    // six columns
+    auto six = good;
+    six[1] = std::byte{6};
+    CHECK(error_of(six).find("column directory") != std::string::npos);
+    // a ring position past what the ring holds: the first address names slot 0
+    std::vector<std::byte> buf(4096);
+    format::RecordEncoder e(buf);
+    REQUIRE(e.thread(1));
+    REQUIRE(e.alloc(AllocFn::kMalloc, 1, 0x1000, 8, 1));
+    auto slot = columns_payload(e.written());
+    // layout, n, 7 sizes (each one byte here), then tags (2), dt (1), addr_k (1)
+    const std::size_t addr_k_at = 1 + 1 + 7 + 2 + 1;
+    REQUIRE(slot[addr_k_at] == std::byte{format::kAddrMissAligned});
+    slot[addr_k_at] = std::byte{format::kFirstRingSlot};
+    CHECK(error_of(slot).find("an address names ring slot 0 of 0") != std::string::npos);
+  }
+
+  TEST_CASE("random damage to columns is an error or a stream, never a crash") {
+    const auto good = columns_payload(records_of(9, 400));
+    std::mt19937 rng(3);
+    std::vector<std::byte> out;
+    for (int i = 0; i < 3000; ++i) {
+      auto bad = good;
+      for (int flips = 0; flips < 1 + static_cast<int>(rng() % 4); ++flips) {
+        bad[1 + rng() % (bad.size() - 1)] = std::byte{static_cast<std::uint8_t>(rng())};
+      }
+      const Status status = reader::join_columns(std::span(bad).subspan(1), out, "c.dat", 0);
+      if (!status.ok()) {
+        CHECK(status.error().code == ErrorCode::kCorrupt);
+      } else {
+        CHECK(out.size() <= format::kMaxFrameBytes);
+      }
+    }
+  }
+}
