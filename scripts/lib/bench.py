@@ -9,7 +9,10 @@ through bench/rusage_run (wall time, user+sys time, ru_maxrss). It writes
 medians and min–max to docs/PERFORMANCE.md below the generated-part marker.
 --quick runs tiny sizes once and writes BUILD/bench-quick.md instead, for
 ./scripts/test (--only: BUILD/bench-partial.md); --perf profiles memrec on
-churn-1t with perf instead. Standard library only.
+churn-1t with perf instead. After the repetitions, valgrind's heap profilers
+(massif and DHAT) run each churn and program workload once, beside a run
+without a profiler and one under memrec (--no-valgrind skips them; --quick
+runs them on churn-1t only). Standard library only.
 """
 
 import argparse
@@ -49,6 +52,8 @@ def parse_args(argv):
     parser.add_argument("--render", metavar="JSON",
                         help="measure nothing: write the tables again from the raw results of an earlier run "
                         "(BUILD/bench-results.json), e.g. after changing how they are presented")
+    parser.add_argument("--no-valgrind", action="store_true",
+                        help="skip the runs under valgrind's massif and DHAT (once per workload, 20-140× slower)")
     parser.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="meson build directory")
     args = parser.parse_args(argv)
     if args.reps is None:
@@ -139,6 +144,29 @@ def run_repetition(launcher, workload, paths, command, work_dir, rep, result):
         f"memrec {command} {entry['memrec_analyzer']['wall_s']:.2f} s")
 
 
+def run_valgrind(launcher, chosen, paths, work_dir, results):
+    """Each workload once without a profiler, under memrec, massif and DHAT, back
+    to back: one run each, since DHAT takes minutes where the others take
+    seconds, and the ratios come from runs minutes apart at most."""
+    say("== valgrind: massif and DHAT, one run each ==")
+    for w in chosen:
+        log = os.path.join(work_dir, w.name + ".valgrind")
+        entry = {"base": vars(measure.run_baseline(launcher, w, log + ".base"))}
+        run, dumps = measure.run_memrec(launcher, w, paths["preload"], work_dir, log + ".memrec")
+        entry["memrec"] = vars(run)
+        for path in dumps:
+            os.unlink(path)
+        for tool in ("massif", "dhat"):
+            out = os.path.join(work_dir, f"{w.name}.{tool}.out")
+            argv = ["valgrind", "-q", f"--tool={tool}", f"--{tool}-out-file={out}", *w.argv]
+            entry[tool] = vars(launcher.measure(argv, w.env, f"{log}.{tool}"))
+            if os.path.exists(out):
+                os.unlink(out)
+        results[w.name]["valgrind"] = entry
+        say(f"  {w.name:<9} base {entry['base']['wall_s']:.2f} s, memrec {entry['memrec']['wall_s']:.2f} s, "
+            f"massif {entry['massif']['wall_s']:.2f} s, DHAT {entry['dhat']['wall_s']:.2f} s")
+
+
 def benchmark(args, paths, work_dir):
     chosen = workloads_mod.select(
         workloads_mod.all_workloads(REPO, args.build_dir, work_dir, args.quick), args.only)
@@ -155,6 +183,10 @@ def benchmark(args, paths, work_dir):
         say(f"== repetition {rep + 1}/{args.reps} ==")
         for w in chosen:
             run_repetition(launcher, w, paths, command, work_dir, rep, results[w.name])
+    if not args.no_valgrind and shutil.which("valgrind"):
+        # churn-20m is churn-1t twice over, which DHAT would take minutes for.
+        under_valgrind = [w for w in chosen if w.group != "depth" and w.name != "churn-20m"]
+        run_valgrind(launcher, under_valgrind[:1] if args.quick else under_valgrind, paths, work_dir, results)
     kind = "quick" if args.quick else "partial" if args.only else "results"
     raw = os.path.join(args.build_dir, f"bench-{kind}.json")
     measured = {"environment": environment_lines(load_before), "command": command, "reps": args.reps,

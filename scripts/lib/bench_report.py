@@ -163,6 +163,18 @@ def sweep_table(results):
                   "memrec B/event", "memrec analyzer s", "heaptrack_print s"], rows)
 
 
+def valgrind_table(results):
+    rows = []
+    for name, result in results.items():
+        v = result.get("valgrind")
+        if v is None:
+            continue
+        base = v["base"]["wall_s"]
+        rows.append([f"`{name}`", f"{base:.2f}", f"{v['massif']['wall_s'] / base:.2f}×",
+                     f"{v['dhat']['wall_s'] / base:.2f}×", f"{v['memrec']['wall_s'] / base:.2f}×"])
+    return table(["workload", "baseline s", "massif slowdown", "DHAT slowdown", "memrec slowdown, same run"], rows)
+
+
 def _median(values):
     return statistics.median(values)
 
@@ -236,6 +248,11 @@ def render(results, environment, command, reps):
                 "### Extra peak RSS of the target", "", rss_table(main), "",
                 "### Dump size", "", dump_table(main), "",
                 f"### Analyzer: `memrec {command}` against `heaptrack_print`", "", analyzer_table(main, command), ""]
+    if any("valgrind" in r for r in results.values()):
+        out += ["### valgrind's heap profilers", "",
+                "valgrind 3.19's massif and DHAT (`valgrind -q --tool=massif|dhat`), one run each beside one run "
+                "without a profiler and one under memrec, after the repetitions above: so these ratios are of "
+                "single runs.", "", valgrind_table(results), ""]
     if sweep:
         first = next(iter(sweep.values()))
         out += ["### Stack-depth sweep", "", f"{first['describe'].split(', recursion')[0]}, at each recursion depth.",
