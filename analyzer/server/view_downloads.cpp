@@ -135,14 +135,36 @@ ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const Par
   return answer;
 }
 
-ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
+namespace {
+
+// The `base` and `new` dumps a diff endpoint names, with their ids.
+struct DiffPair {
+  const ViewDump* base = nullptr;
+  const ViewDump* next = nullptr;
+  std::uint64_t base_id = 0;
+  std::uint64_t new_id = 0;
+};
+
+std::variant<DiffPair, ApiError> diff_pair(const ViewData& data, const ParamFn& param, std::string_view endpoint) {
   const auto base_id = param("base");
   const auto new_id = param("new");
-  if (!base_id || !new_id) return fail(400, "diff/flame needs base=ID and new=ID (dump ids from /api/dumps).");
+  if (!base_id || !new_id) {
+    return ApiError{400, std::string(endpoint) + " needs base=ID and new=ID (dump ids from /api/dumps)."};
+  }
   const auto base = find_dump(data, *base_id);
-  if (const auto* e = std::get_if<ApiError>(&base)) return fail(*e);
+  if (const auto* e = std::get_if<ApiError>(&base)) return *e;
   const auto next = find_dump(data, *new_id);
-  if (const auto* e = std::get_if<ApiError>(&next)) return fail(*e);
+  if (const auto* e = std::get_if<ApiError>(&next)) return *e;
+  return DiffPair{std::get<const ViewDump*>(base), std::get<const ViewDump*>(next), std::stoull(*base_id),
+                  std::stoull(*new_id)};
+}
+
+}  // namespace
+
+ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
+  const auto found = diff_pair(data, param, "diff/flame");
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const DiffPair& pair = std::get<DiffPair>(found);
   const std::string metric = param("metric").value_or("leaked");
   if (metric != "leaked" && metric != "peak" && metric != "allocated" && metric != "allocations" &&
       metric != "temporary") {
@@ -150,14 +172,14 @@ ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
                          "': use one of leaked, peak, allocated, allocations, temporary.");
   }
   DiffTree tree;
-  add_sites(tree, std::get<const ViewDump*>(base)->report.sites, metric, 0);
-  add_sites(tree, std::get<const ViewDump*>(next)->report.sites, metric, 1);
+  add_sites(tree, pair.base->report.sites, metric, 0);
+  add_sites(tree, pair.next->report.sites, metric, 1);
   const auto& root_node = tree.nodes[0];
   std::uint64_t pruned = 0;
   json root = diff_json(tree.nodes, 0, std::max(root_node.value[0], root_node.value[1]) / 2000, pruned);
   return ok({{"metric", metric},
-             {"base", std::stoull(*base_id)},
-             {"new", std::stoull(*new_id)},
+             {"base", pair.base_id},
+             {"new", pair.new_id},
              {"base_total", root_node.value[0]},
              {"new_total", root_node.value[1]},
              {"pruned", pruned},
@@ -165,20 +187,15 @@ ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
 }
 
 ApiAnswer api_diff_report(const ViewData& data, const ParamFn& param) {
-  const auto base_id = param("base");
-  const auto new_id = param("new");
-  if (!base_id || !new_id) return fail(400, "diff/report needs base=ID and new=ID (dump ids from /api/dumps).");
-  const auto base = find_dump(data, *base_id);
-  if (const auto* e = std::get_if<ApiError>(&base)) return fail(*e);
-  const auto next = find_dump(data, *new_id);
-  if (const auto* e = std::get_if<ApiError>(&next)) return fail(*e);
+  const auto found = diff_pair(data, param, "diff/report");
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const DiffPair& pair = std::get<DiffPair>(found);
   const std::string format = param("format").value_or("");
   if (format != "json" && format != "text") {
     return fail(400, "Unknown format '" + format.substr(0, 40) + "': use json or text.");
   }
   DiffOptions options;
-  options.files = {std::get<const ViewDump*>(base)->report.dump.path,
-                   std::get<const ViewDump*>(next)->report.dump.path};
+  options.files = {pair.base->report.dump.path, pair.next->report.dump.path};
   options.json = format == "json";
   options.debug_dirs = data.export_options.debug_dirs;
   options.threads = data.export_options.threads;
