@@ -22,8 +22,8 @@
 #include "decimal.h"
 #include "fd_guard.h"
 #include "log.h"
+#include "memrec/format/column_encoder.h"
 #include "memrec/format/file_header.h"
-#include "memrec/format/frame_columns.h"
 #include "memrec/format/record_encoder.h"
 #include "module_registry.h"
 #include "options.h"
@@ -38,10 +38,12 @@
 namespace memrec::preload {
 namespace {
 
+// Each column is mapped column_capacity(kRawBytes) large, and a frame's
+// columns together never pass that (ColumnEncoder checks their sum); a
+// record other than Alloc and Free is encoded into a scratch buffer of this
+// size before it is split into them.
 constexpr std::size_t kRawBytes = 512 << 10;
-// A frame's version-2 payload: its layout byte and directory, and columns
-// that hold the records' bytes plus at most a ring position per address
-// (frame_columns.h), so at most twice the records.
+// A frame's version-2 payload: its layout byte, its directory and its columns.
 constexpr std::size_t kPayloadBytes = 2 * kRawBytes + 128;
 // Small frames compress in well under a millisecond, so the rings do not
 // fill while the writer is busy compressing; the limit leaves room for the
@@ -81,7 +83,7 @@ struct Writer {
   std::uint64_t ppid = 0;
   std::uint64_t start_mono_ns = 0;
   std::uint64_t start_wall_ns = 0;
-  std::byte* raw = nullptr;
+  std::byte* raw = nullptr;      // kRawBytes: where ColumnEncoder encodes a record before splitting it
   std::byte* payload = nullptr;  // kPayloadBytes
   std::byte* columns = nullptr;  // kColumnCount × column_capacity(kRawBytes)
   std::byte* zbuf = nullptr;
@@ -90,8 +92,8 @@ struct Writer {
   std::size_t cctx_bytes = 0;
   ZSTD_CCtx* cctx = nullptr;
   std::byte* cmdline = nullptr;
-  format::RecordEncoder* enc = nullptr;
-  alignas(format::RecordEncoder) unsigned char enc_storage[sizeof(format::RecordEncoder)] = {};
+  format::ColumnEncoder* enc = nullptr;
+  alignas(format::ColumnEncoder) unsigned char enc_storage[sizeof(format::ColumnEncoder)] = {};
   std::uint64_t current_tid = 0;
   std::uint32_t next_stack = 1;
   std::uint32_t toggles_read = 0;
@@ -253,21 +255,7 @@ void put_counters() {
       {Counter::kThreads, counter(Counter::kThreads)},
       {Counter::kUnwindFailed, counter(Counter::kUnwindFailed)},
   };
-  g_w.enc->counters(values);
-}
-
-// The frame's payload in g_w.payload, its records split into columns
-// (frame_columns.h); should they not split, the records as they are behind
-// kLayoutRecords, which any reader takes too. Returns its size.
-std::size_t split_frame(std::span<const std::byte> raw) {
-  const std::size_t cap = format::column_capacity(kRawBytes);
-  format::ColumnBuffers columns;
-  for (std::size_t i = 0; i < format::kColumnCount; ++i) columns[i] = std::span<std::byte>(g_w.columns + i * cap, cap);
-  const std::size_t n = format::split_columns(raw, columns, std::span<std::byte>(g_w.payload, kPayloadBytes));
-  if (n != 0) return n;
-  g_w.payload[0] = std::byte{format::kLayoutRecords};
-  std::memcpy(g_w.payload + 1, raw.data(), raw.size());
-  return raw.size() + 1;
+  g_w.enc->record([&](format::RecordEncoder& enc) { return enc.counters(values); });
 }
 
 // Compresses and writes the records encoded so far as one frame.
@@ -282,14 +270,21 @@ void flush_frame(bool final_frame) {
   if (!open_file()) return;
   put_counters();
   // At or after every stamp handed out, which may run ahead of the clock (order_stamp.h).
-  if (final_frame) g_w.enc->end(publish_tick());
+  if (final_frame) {
+    const std::uint64_t end_ns = publish_tick();
+    g_w.enc->record([&](format::RecordEncoder& enc) { return enc.end(end_ns); });
+  }
   g_w.last_flush_ns = now;
-  const std::span<std::byte> raw = g_w.enc->written();
-  const std::size_t payload_bytes = split_frame(raw);
+  const std::size_t payload_bytes = g_w.enc->finish(std::span<std::byte>(g_w.payload, kPayloadBytes));
   const std::size_t csize = ZSTD_compress2(g_w.cctx, g_w.zbuf + format::kFrameEnvelopeBytes,
                                            g_w.zcap - format::kFrameEnvelopeBytes, g_w.payload, payload_bytes);
   g_w.enc->begin_frame();
   g_w.current_tid = 0;
+  if (payload_bytes == 0) {
+    // Cannot happen: the payload buffer holds the largest frame's columns.
+    fail("a frame's columns do not fit while writing ", E2BIG);
+    return;
+  }
   if (ZSTD_isError(csize)) {
     log_line({"zstd failed: ", ZSTD_getErrorName(csize)});
     fail("stopped writing ", EIO);
@@ -309,7 +304,13 @@ void put(Fn&& encode) {
     flush_frame(false);
     if (!encode(*g_w.enc)) fail("a record does not fit in a frame of ", E2BIG);
   }
-  if (g_w.enc->size() >= kFrameSoftLimit) flush_frame(false);
+  if (g_w.enc->holds_at_least(kFrameSoftLimit)) flush_frame(false);
+}
+
+// put() of a record that RecordEncoder writes (all but Alloc and Free).
+template <typename Fn>
+void put_record(Fn&& encode) {
+  put([&](format::ColumnEncoder& enc) { return enc.record(encode); });
 }
 
 void put_event(std::uint64_t tid, const RawEvent& e) {
@@ -317,9 +318,9 @@ void put_event(std::uint64_t tid, const RawEvent& e) {
   // The Thread record and the event go into the same frame: if either does
   // not fit, the frame is flushed (forgetting the thread) and both are
   // written again into the next one.
-  put([&](format::RecordEncoder& enc) {
+  put([&](format::ColumnEncoder& enc) {
     if (g_w.current_tid != tid) {
-      if (!enc.thread(tid)) return false;
+      if (!enc.record([&](format::RecordEncoder& r) { return r.thread(tid); })) return false;
       g_w.current_tid = tid;
     }
     switch (e.kind) {
@@ -328,14 +329,20 @@ void put_event(std::uint64_t tid, const RawEvent& e) {
       case EventKind::kFree:
         return enc.free(e.time_ns, e.addr);
       case EventKind::kRealloc:
-        return enc.realloc(static_cast<AllocFn>(e.fn), e.time_ns, e.old_addr, e.alloc_ns, e.addr, e.size, e.stack);
+        return enc.record([&](format::RecordEncoder& r) {
+          return r.realloc(static_cast<AllocFn>(e.fn), e.time_ns, e.old_addr, e.alloc_ns, e.addr, e.size, e.stack);
+        });
       case EventKind::kMmap:
-        return enc.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(e.old_size >> 32),
+        return enc.record([&](format::RecordEncoder& r) {
+          return r.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(e.old_size >> 32),
                         static_cast<std::uint32_t>(e.old_size), e.stack);
+        });
       case EventKind::kMunmap:
-        return enc.munmap(e.time_ns, e.addr, e.size);
+        return enc.record([&](format::RecordEncoder& r) { return r.munmap(e.time_ns, e.addr, e.size); });
       case EventKind::kMremap:
-        return enc.mremap(e.time_ns, e.old_addr, e.old_size, e.alloc_ns, e.addr, e.size, e.stack);
+        return enc.record([&](format::RecordEncoder& r) {
+          return r.mremap(e.time_ns, e.old_addr, e.old_size, e.alloc_ns, e.addr, e.size, e.stack);
+        });
       default:
         return true;
     }
@@ -353,12 +360,12 @@ void put_thread_event(ThreadBuffer& b, const RawEvent& e) {
   char name_storage[17];
   const std::string_view name = event_name(e, name_storage);
   if (e.kind == EventKind::kThreadStart) {
-    put([&](format::RecordEncoder& enc) { return enc.thread_start(b.tid, e.time_ns, name); });
+    put_record([&](format::RecordEncoder& enc) { return enc.thread_start(b.tid, e.time_ns, name); });
   } else {
     if (!b.name_known || name != std::string_view(b.last_name, strnlen(b.last_name, 16))) {
-      put([&](format::RecordEncoder& enc) { return enc.thread_name(b.tid, name); });
+      put_record([&](format::RecordEncoder& enc) { return enc.thread_name(b.tid, name); });
     }
-    put([&](format::RecordEncoder& enc) { return enc.thread_exit(b.tid, e.time_ns); });
+    put_record([&](format::RecordEncoder& enc) { return enc.thread_exit(b.tid, e.time_ns); });
   }
   std::memcpy(b.last_name, name_storage, 16);
   b.name_known = true;
@@ -372,7 +379,7 @@ void write_modules() {
   for (std::uint32_t i = 0; i < n; ++i) {
     Module& m = module_at(i);
     if (!m.load_written) {
-      put([&](format::RecordEncoder& enc) {
+      put_record([&](format::RecordEncoder& enc) {
         return enc.module_load(m.id, m.load_gen, std::string_view(m.path, m.path_size), m.bias,
                                std::as_bytes(std::span(m.build_id, m.build_id_size)),
                                std::span<const format::Segment>(m.segments, m.segment_count));
@@ -381,7 +388,7 @@ void write_modules() {
     }
     const std::uint64_t unload = m.unload_gen.load(std::memory_order_acquire);
     if (unload != 0 && !m.unload_written) {
-      put([&](format::RecordEncoder& enc) { return enc.module_unload(m.id, unload); });
+      put_record([&](format::RecordEncoder& enc) { return enc.module_unload(m.id, unload); });
       m.unload_written = true;
     }
   }
@@ -393,7 +400,7 @@ void write_stacks() {
     const StackView v = stack_view(g_w.next_stack);
     if (v.valid) {
       const std::uint8_t flags = v.truncated ? format::kStackTruncated : 0;
-      put([&](format::RecordEncoder& enc) { return enc.stack(g_w.next_stack, v.module_gen, flags, v.ips); });
+      put_record([&](format::RecordEncoder& enc) { return enc.stack(g_w.next_stack, v.module_gen, flags, v.ips); });
     }
     // The record holds a copy of the frames now.
     stack_written(g_w.next_stack);
@@ -405,7 +412,7 @@ void write_toggles() {
     Toggle& t = g_toggles[g_w.toggles_read % kToggleSlots];
     // Pairs with the release store in note_recording_toggle().
     if (t.ready.load(std::memory_order_acquire) != g_w.toggles_read / kToggleSlots + 1) return;
-    put([&](format::RecordEncoder& enc) { return enc.recording(t.time_ns, t.on); });
+    put_record([&](format::RecordEncoder& enc) { return enc.recording(t.time_ns, t.on); });
     ++g_w.toggles_read;
   }
 }
@@ -444,7 +451,7 @@ void sample_rss(std::uint64_t now) {
   std::uint64_t pages = 0;
   for (++p; *p >= '0' && *p <= '9'; ++p) pages = pages * 10 + static_cast<std::uint64_t>(*p - '0');
   const std::uint64_t rss = pages * static_cast<std::uint64_t>(sysconf(_SC_PAGESIZE));
-  put([&](format::RecordEncoder& enc) { return enc.rss(now, rss); });
+  put_record([&](format::RecordEncoder& enc) { return enc.rss(now, rss); });
 }
 
 // Threads rename themselves after they start; look at /proc once a second.
@@ -464,7 +471,7 @@ void poll_names(ThreadBuffer& b) {
   if (name[len - 1] == '\n') --len;
   const std::string_view now_name(name, len);
   if (now_name == std::string_view(b.last_name, strnlen(b.last_name, 16))) return;
-  put([&](format::RecordEncoder& enc) { return enc.thread_name(b.tid, now_name); });
+  put_record([&](format::RecordEncoder& enc) { return enc.thread_name(b.tid, now_name); });
   std::memset(b.last_name, 0, sizeof(b.last_name));
   std::memcpy(b.last_name, name, len);
 }
@@ -644,7 +651,10 @@ bool setup_buffers() {
       ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_checksumFlag, 1))) {
     return false;
   }
-  g_w.enc = new (g_w.enc_storage) format::RecordEncoder(std::span<std::byte>(g_w.raw, kRawBytes));
+  const std::size_t cap = format::column_capacity(kRawBytes);
+  format::ColumnBuffers columns;
+  for (std::size_t i = 0; i < format::kColumnCount; ++i) columns[i] = std::span<std::byte>(g_w.columns + i * cap, cap);
+  g_w.enc = new (g_w.enc_storage) format::ColumnEncoder(columns, std::span<std::byte>(g_w.raw, kRawBytes));
   return true;
 }
 

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "memrec/format/column_encoder.h"
 #include "memrec/format/frame_columns.h"
 #include "memrec/format/record_encoder.h"
 #include "memrec/reader/dump_reader.h"
@@ -29,7 +30,8 @@ namespace {
 // Every record kind, with addresses the rings hit (a free of a live block, a
 // malloc of a freed one), miss aligned and unaligned, and deltas as large as
 // 64 bits allow.
-void random_records(format::RecordEncoder& e, std::uint32_t seed, int n) {
+template <typename Encoder>
+void random_records(Encoder& e, std::uint32_t seed, int n) {
   std::mt19937_64 rng(seed);
   std::vector<std::uint64_t> live;
   std::vector<std::uint64_t> freed;
@@ -105,6 +107,91 @@ void random_records(format::RecordEncoder& e, std::uint32_t seed, int n) {
   const format::CounterValue counters[] = {{format::Counter::kEvents, 7}};
   REQUIRE(e.counters(counters));
   REQUIRE(e.end(t));
+}
+
+// A ColumnEncoder behind RecordEncoder's methods, as the writer uses it:
+// Alloc and Free straight into the columns, the others through record().
+class ColumnEncoderAsRecords {
+ public:
+  explicit ColumnEncoderAsRecords(format::ColumnEncoder& e) : e_(e) {}
+  bool alloc(AllocFn fn, std::uint64_t t, std::uint64_t a, std::uint64_t size, std::uint32_t stack) {
+    return e_.alloc(fn, t, a, size, stack);
+  }
+  bool free(std::uint64_t t, std::uint64_t a) { return e_.free(t, a); }
+  template <typename... Args>
+  bool thread(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.thread(a...); });
+  }
+  template <typename... Args>
+  bool realloc(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.realloc(a...); });
+  }
+  template <typename... Args>
+  bool mmap(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.mmap(a...); });
+  }
+  template <typename... Args>
+  bool munmap(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.munmap(a...); });
+  }
+  template <typename... Args>
+  bool mremap(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.mremap(a...); });
+  }
+  template <typename... Args>
+  bool stack(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.stack(a...); });
+  }
+  template <typename... Args>
+  bool module_load(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.module_load(a...); });
+  }
+  template <typename... Args>
+  bool module_unload(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.module_unload(a...); });
+  }
+  template <typename... Args>
+  bool rss(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.rss(a...); });
+  }
+  template <typename... Args>
+  bool recording(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.recording(a...); });
+  }
+  template <typename... Args>
+  bool thread_start(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.thread_start(a...); });
+  }
+  bool thread_name(std::uint64_t tid, const std::string& name) {
+    return other([&](format::RecordEncoder& r) { return r.thread_name(tid, name); });
+  }
+  template <typename... Args>
+  bool thread_exit(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.thread_exit(a...); });
+  }
+  template <typename... Args>
+  bool counters(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.counters(a...); });
+  }
+  template <typename... Args>
+  bool end(Args&&... a) {
+    return other([&](format::RecordEncoder& r) { return r.end(a...); });
+  }
+
+ private:
+  template <typename Fn>
+  bool other(Fn&& fn) {
+    return e_.record(fn);
+  }
+  format::ColumnEncoder& e_;
+};
+
+// Column buffers of `capacity` bytes each, owned by the caller's vector.
+format::ColumnBuffers column_buffers(std::vector<std::byte>& storage, std::size_t capacity) {
+  storage.assign(format::kColumnCount * capacity, std::byte{0});
+  format::ColumnBuffers cols;
+  for (std::size_t i = 0; i < format::kColumnCount; ++i) cols[i] = std::span(storage).subspan(i * capacity, capacity);
+  return cols;
 }
 
 std::vector<std::byte> records_of(std::uint32_t seed, int n) {
@@ -248,4 +335,50 @@ TEST_SUITE("format/frame_columns") {
       }
     }
   }
+}
+
+TEST_CASE("the column encoder writes the bytes that splitting version-1 records gives") {
+  for (std::uint32_t seed = 1; seed <= 30; ++seed) {
+    CAPTURE(seed);
+    const std::vector<std::byte> records = records_of(seed, 3000);
+    std::vector<std::byte> split_storage;
+    const format::ColumnBuffers split_cols = column_buffers(split_storage, format::column_capacity(records.size()));
+    std::vector<std::byte> want(2 * records.size() + 128);
+    const std::size_t want_size = format::split_columns(records, split_cols, want);
+    REQUIRE(want_size != 0);
+
+    std::vector<std::byte> storage;
+    std::vector<std::byte> scratch(64 << 10);
+    // The encoder wants its frame's whole size in each column.
+    format::ColumnEncoder enc(column_buffers(storage, 2 * records.size()), scratch);
+    // Twice: begin_frame() forgets the first frame's rings and deltas.
+    for (int frame = 0; frame < 2; ++frame) {
+      enc.begin_frame();
+      ColumnEncoderAsRecords as_records(enc);
+      random_records(as_records, seed, 3000);
+      std::vector<std::byte> got(2 * records.size() + 128);
+      const std::size_t got_size = enc.finish(got);
+      REQUIRE(got_size == want_size);
+      CHECK(std::equal(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(want_size), got.begin()));
+    }
+  }
+}
+
+TEST_CASE("a full column encoder refuses a record whole and takes it again in a new frame") {
+  std::vector<std::byte> storage;
+  std::vector<std::byte> scratch(4096);
+  format::ColumnEncoder enc(column_buffers(storage, 1000), scratch);
+  enc.begin_frame();
+  int accepted = 0;
+  while (enc.alloc(AllocFn::kMalloc, 1000 + accepted, 0x5555'0000'0000ull + accepted * 4096ull, 100000, 7)) ++accepted;
+  CHECK(accepted > 10);
+  const std::size_t full = enc.size();
+  CHECK_FALSE(enc.free(5, 0x10));
+  CHECK_FALSE(enc.record([](format::RecordEncoder& r) { return r.thread_name(3, std::string(200, 'x')); }));
+  CHECK(enc.size() == full);
+  enc.begin_frame();
+  CHECK(enc.size() == 0);
+  CHECK(enc.record([](format::RecordEncoder& r) { return r.thread_name(3, std::string(200, 'x')); }));
+  // A record larger than the scratch buffer never fits.
+  CHECK_FALSE(enc.record([](format::RecordEncoder& r) { return r.thread_name(3, std::string(5000, 'x')); }));
 }

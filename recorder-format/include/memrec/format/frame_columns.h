@@ -6,9 +6,9 @@
 // column of like fields and of small ring positions that it cannot find in
 // interleaved varints (bench churn: 8.8 → 5.8 bytes per allocation).
 //
-// The writer encodes version-1 records as before and splits them here at
-// flush time (allocation-free, into buffers the caller mapped); the reader
-// joins the columns back into the same version-1 bytes
+// The writer codes its records into the columns as it goes
+// (column_encoder.h; allocation-free, into buffers it mapped); the reader
+// joins the columns back into the version-1 bytes
 // (recorder-format/reader/frame_columns_join.cpp) and decodes those, so the
 // record decoder knows one layout only.
 #pragma once
@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 
+#include "memrec/format/address_ring.h"
 #include "memrec/format/byte_writer.h"
 #include "memrec/format/records.h"
 #include "memrec/format/varint.h"
@@ -38,7 +39,6 @@ inline constexpr std::size_t kColumnCount = 7;
 inline constexpr std::uint64_t kAddrMissAligned = 0;
 inline constexpr std::uint64_t kAddrMissUnaligned = 1;
 inline constexpr std::uint64_t kFirstRingSlot = 2;
-inline constexpr std::uint32_t kAddressRingSlots = 32;
 
 enum class AddressKind : std::uint8_t {
   kAlloc,  // an allocated block: looked up among the recently freed
@@ -46,36 +46,15 @@ enum class AddressKind : std::uint8_t {
   kPlain,  // mmap family: coded as a delta only
 };
 
-// Most recent first; a hit leaves the ring, so one address is in a ring once.
-struct AddressRing {
-  std::array<std::uint64_t, kAddressRingSlots> slots{};
-  std::uint32_t count = 0;
-
-  std::optional<std::uint32_t> find(std::uint64_t addr) const {
-    for (std::uint32_t i = 0; i < count; ++i) {
-      if (slots[i] == addr) return i;
-    }
-    return std::nullopt;
-  }
-  void remove(std::uint32_t i) {
-    std::memmove(&slots[i], &slots[i + 1], (count - i - 1) * sizeof(std::uint64_t));
-    --count;
-  }
-  void push(std::uint64_t addr) {
-    const std::uint32_t kept = count < kAddressRingSlots ? count : kAddressRingSlots - 1;
-    std::memmove(&slots[1], &slots[0], kept * sizeof(std::uint64_t));
-    slots[0] = addr;
-    count = kept + 1;
-  }
-};
-
-// The state both sides keep while walking one frame's addresses, in order.
-struct AddressCoderState {
-  AddressRing freed;
-  AddressRing allocated;
+// The state both sides keep while walking one frame's addresses, in order:
+// the reader's rings are AddressRing, the writer's IndexedAddressRing.
+template <typename Ring>
+struct BasicAddressCoderState {
+  Ring freed;
+  Ring allocated;
   std::uint64_t previous = 0;  // the last address coded, of any kind
 
-  AddressRing* ring_for(AddressKind kind) {
+  Ring* ring_for(AddressKind kind) {
     if (kind == AddressKind::kAlloc) return &freed;
     if (kind == AddressKind::kFree) return &allocated;
     return nullptr;
@@ -86,6 +65,8 @@ struct AddressCoderState {
     if (kind == AddressKind::kFree) freed.push(addr);
   }
 };
+
+using AddressCoderState = BasicAddressCoderState<AddressRing>;
 
 // Column i's capacity for a frame of `record_bytes`: what any column of it
 // can take (a length prefix per record in `rest` is the only growth).
@@ -205,102 +186,150 @@ inline bool skip_body(std::uint8_t tag, RecordCursor& in) {
 // One column buffer per Column, each of column_capacity(records) bytes.
 using ColumnBuffers = std::array<std::span<std::byte>, kColumnCount>;
 
-// Splits a frame's version-1 `records` into a kLayoutColumns payload in
-// `out`. Returns its size, or 0 when the records do not parse or a buffer is
-// too small; the caller then writes kLayoutRecords and the records instead.
-inline std::size_t split_columns(std::span<const std::byte> records, const ColumnBuffers& scratch,
-                                 std::span<std::byte> out) {
-  std::array<ByteWriter, kColumnCount> cols = {ByteWriter(scratch[0]), ByteWriter(scratch[1]), ByteWriter(scratch[2]),
-                                               ByteWriter(scratch[3]), ByteWriter(scratch[4]), ByteWriter(scratch[5]),
-                                               ByteWriter(scratch[6])};
-  auto col = [&](Column c) -> ByteWriter& { return cols[static_cast<std::size_t>(c)]; };
-  detail::RecordCursor in(records);
-  AddressCoderState coder;
-  std::uint64_t v1_addr = 0;  // version 1's running address (FORMAT.md, "Delta state")
+// Splits version-1 records into columns, a run of records at a time, into
+// buffers the caller mapped; the address rings and the running version-1
+// address carry over from one run to the next, so a frame split in pieces
+// gives the columns of the whole. The writer's ColumnEncoder
+// (column_encoder.h) codes its hottest records straight into the columns and
+// hands the others to add().
+class ColumnSplitter {
+ public:
+  explicit ColumnSplitter(const ColumnBuffers& scratch)
+      : cols_{ByteWriter(scratch[0]), ByteWriter(scratch[1]), ByteWriter(scratch[2]), ByteWriter(scratch[3]),
+              ByteWriter(scratch[4]), ByteWriter(scratch[5]), ByteWriter(scratch[6])} {}
 
-  auto copy = [&](Column c) { col(c).raw(in.varint_bytes()); };
-  auto address = [&](AddressKind kind) {
-    v1_addr = undelta(v1_addr, in.varint());
-    AddressRing* ring = coder.ring_for(kind);
-    const std::optional<std::uint32_t> hit = ring != nullptr ? ring->find(v1_addr) : std::nullopt;
+  // Empties the columns and forgets the rings: a new frame.
+  void reset() {
+    for (ByteWriter& c : cols_) c.rewind(0);
+    coder_ = {};
+    v1_addr_ = 0;
+  }
+  ByteWriter& col(Column c) { return cols_[static_cast<std::size_t>(c)]; }
+  // The bytes in all columns.
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const ByteWriter& c : cols_) n += c.size();
+    return n;
+  }
+  // The address that version 1's next address delta is taken against
+  // (FORMAT.md, "Delta state"): a caller that codes records itself sets it.
+  void set_v1_addr(std::uint64_t addr) { v1_addr_ = addr; }
+
+  // Codes one heap or mapping address, as the split of its record does.
+  void address(AddressKind kind, std::uint64_t addr) {
+    IndexedAddressRing* ring = coder_.ring_for(kind);
+    const std::optional<IndexedAddressRing::Hit> hit = ring != nullptr ? ring->find(addr) : std::nullopt;
     if (hit) {
-      col(Column::kAddrK).varint(kFirstRingSlot + *hit);
+      col(Column::kAddrK).varint(kFirstRingSlot + hit->position);
       ring->remove(*hit);
     } else {
-      const auto d = static_cast<std::int64_t>(v1_addr - coder.previous);
+      const auto d = static_cast<std::int64_t>(addr - coder_.previous);
       const bool aligned = (d & 15) == 0;
       col(Column::kAddrK).varint(aligned ? kAddrMissAligned : kAddrMissUnaligned);
       col(Column::kAddr).zz(aligned ? d >> 4 : d);
     }
-    coder.seen(kind, v1_addr);
-  };
+    coder_.seen(kind, addr);
+  }
 
-  while (!in.done() && in.ok()) {
-    const std::uint8_t tag = in.u8();
-    col(Column::kTags).u8(tag);
-    if ((tag & kAllocTagMask) == static_cast<std::uint8_t>(Tag::kAllocBase)) {
-      copy(Column::kDt);
-      address(AddressKind::kAlloc);
-      copy(Column::kSize);
-      copy(Column::kStack);
-      continue;
-    }
-    switch (static_cast<Tag>(tag)) {
-      case Tag::kThread:
-        copy(Column::kRest);
-        break;
-      case Tag::kFree:
+  // Splits whole records; false when they do not parse or a column is full
+  // (the columns then hold part of them).
+  bool add(std::span<const std::byte> records) {
+    detail::RecordCursor in(records);
+    auto copy = [&](Column c) { col(c).raw(in.varint_bytes()); };
+    auto next_address = [&](AddressKind kind) {
+      v1_addr_ = undelta(v1_addr_, in.varint());
+      address(kind, v1_addr_);
+    };
+    while (!in.done() && in.ok()) {
+      const std::uint8_t tag = in.u8();
+      col(Column::kTags).u8(tag);
+      if ((tag & kAllocTagMask) == static_cast<std::uint8_t>(Tag::kAllocBase)) {
         copy(Column::kDt);
-        address(AddressKind::kFree);
-        break;
-      case Tag::kRealloc:
-        col(Column::kRest).u8(in.u8());
-        copy(Column::kDt);
-        address(AddressKind::kFree);
-        copy(Column::kDt);
-        address(AddressKind::kAlloc);
+        next_address(AddressKind::kAlloc);
         copy(Column::kSize);
         copy(Column::kStack);
-        break;
-      case Tag::kMmap:
-        copy(Column::kDt);
-        address(AddressKind::kPlain);
-        copy(Column::kSize);
-        copy(Column::kRest);
-        copy(Column::kRest);
-        copy(Column::kStack);
-        break;
-      case Tag::kMunmap:
-        copy(Column::kDt);
-        address(AddressKind::kPlain);
-        copy(Column::kSize);
-        break;
-      case Tag::kMremap:
-        copy(Column::kDt);
-        address(AddressKind::kPlain);
-        copy(Column::kSize);
-        copy(Column::kDt);
-        address(AddressKind::kPlain);
-        copy(Column::kSize);
-        copy(Column::kStack);
-        break;
-      default: {
-        const std::size_t start = in.pos();
-        if (!detail::skip_body(tag, in) || !in.ok()) return 0;
-        col(Column::kRest).bytes(in.since(start));
+        continue;
+      }
+      switch (static_cast<Tag>(tag)) {
+        case Tag::kThread:
+          copy(Column::kRest);
+          break;
+        case Tag::kFree:
+          copy(Column::kDt);
+          next_address(AddressKind::kFree);
+          break;
+        case Tag::kRealloc:
+          col(Column::kRest).u8(in.u8());
+          copy(Column::kDt);
+          next_address(AddressKind::kFree);
+          copy(Column::kDt);
+          next_address(AddressKind::kAlloc);
+          copy(Column::kSize);
+          copy(Column::kStack);
+          break;
+        case Tag::kMmap:
+          copy(Column::kDt);
+          next_address(AddressKind::kPlain);
+          copy(Column::kSize);
+          copy(Column::kRest);
+          copy(Column::kRest);
+          copy(Column::kStack);
+          break;
+        case Tag::kMunmap:
+          copy(Column::kDt);
+          next_address(AddressKind::kPlain);
+          copy(Column::kSize);
+          break;
+        case Tag::kMremap:
+          copy(Column::kDt);
+          next_address(AddressKind::kPlain);
+          copy(Column::kSize);
+          copy(Column::kDt);
+          next_address(AddressKind::kPlain);
+          copy(Column::kSize);
+          copy(Column::kStack);
+          break;
+        default: {
+          const std::size_t start = in.pos();
+          if (!detail::skip_body(tag, in) || !in.ok()) return false;
+          col(Column::kRest).bytes(in.since(start));
+        }
       }
     }
+    if (!in.ok()) return false;
+    for (const ByteWriter& c : cols_) {
+      if (!c.ok()) return false;
+    }
+    return true;
   }
-  if (!in.ok()) return 0;
-  ByteWriter w(out);
-  w.u8(kLayoutColumns);
-  w.varint(kColumnCount);
-  for (const ByteWriter& c : cols) {
-    if (!c.ok()) return 0;
-    w.varint(c.size());
+
+  // Writes the kLayoutColumns payload to `out`; returns its size, or 0 when
+  // `out` is too small or a column overflowed.
+  std::size_t finish(std::span<std::byte> out) const {
+    ByteWriter w(out);
+    w.u8(kLayoutColumns);
+    w.varint(kColumnCount);
+    for (const ByteWriter& c : cols_) {
+      if (!c.ok()) return 0;
+      w.varint(c.size());
+    }
+    for (const ByteWriter& c : cols_) w.raw(c.written());
+    return w.ok() ? w.size() : 0;
   }
-  for (const ByteWriter& c : cols) w.raw(c.written());
-  return w.ok() ? w.size() : 0;
+
+ private:
+  std::array<ByteWriter, kColumnCount> cols_;
+  BasicAddressCoderState<IndexedAddressRing> coder_;
+  std::uint64_t v1_addr_ = 0;  // version 1's running address (FORMAT.md, "Delta state")
+};
+
+// Splits a frame's version-1 `records` into a kLayoutColumns payload in
+// `out`. Returns its size, or 0 when the records do not parse or a buffer is
+// too small.
+inline std::size_t split_columns(std::span<const std::byte> records, const ColumnBuffers& scratch,
+                                 std::span<std::byte> out) {
+  ColumnSplitter splitter(scratch);
+  return splitter.add(records) ? splitter.finish(out) : 0;
 }
 
 }  // namespace memrec::format

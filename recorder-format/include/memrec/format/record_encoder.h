@@ -40,10 +40,14 @@ class RecordEncoder {
 
   std::size_t size() const { return w_.size(); }
   std::span<std::byte> written() const { return w_.written(); }
-  void begin_frame() {
+  void begin_frame() { restart({}); }
+  // Empties the buffer and continues the deltas from `state` (a caller that
+  // codes some records elsewhere, ColumnEncoder, hands its own state over).
+  void restart(const DeltaState& state) {
     w_.rewind(0);
-    state_ = {};
+    state_ = state;
   }
+  const DeltaState& state() const { return state_; }
 
   bool thread(std::uint64_t tid) {
     return record([&](ByteWriter& w, DeltaState&) {
