@@ -186,9 +186,9 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
   return lo;
 }
 
-// HOT PATH. Walks the stack from this function's own frame and leaves the
-// result in c.trace; returns its frame count (0: a frame could not be
-// followed; the caller asks libunwind).
+// HOT PATH. Walks the stack from `from` and leaves the result in c.trace;
+// returns its frame count (0: a frame could not be followed; the caller asks
+// libunwind).
 //
 // Reusing the last walk: a frame's caller is a function of the frame's
 // registers (pc, sp, and bp if its CFA is rbp-based) and of the one or two
@@ -199,14 +199,14 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
 // lookup each) and checks the others with a load or two; the unchanged outer
 // frames stay where they are in c.trace (outermost first), with their hashes.
 #if defined(__x86_64__)
-[[gnu::noinline]] std::size_t walk_stack(UnwindCache& c, std::size_t limit) {
-  std::uintptr_t pc;
-  std::uintptr_t sp;
-  std::uintptr_t bp;
-  asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
+std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit) {
+  std::uintptr_t pc = from.pc;
+  std::uintptr_t sp = from.sp;
+  std::uintptr_t bp = from.bp;
   if ((sp < c.stack_lo || sp >= c.stack_hi) && !find_stack_bounds(c, sp)) return 0;
-  // Every read is in [lo, lo + span]: between our own frame and the top of
-  // the stack, so a wrong rule gives a wrong stack, never a fault. Slots the
+  // Every read is in [lo, lo + span]: between the first frame (live while we
+  // walk) and the top of the stack, so a wrong rule gives a wrong stack,
+  // never a fault. Slots the
   // last walk read were checked against its own lo, on the same stack (a new
   // stack clears the last walk), whose mapping only grows.
   const std::uintptr_t lo = sp;
@@ -296,7 +296,7 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
   return base + n;
 }
 #else
-std::size_t walk_stack(UnwindCache&, std::size_t) { return 0; }
+std::size_t walk_stack(UnwindCache&, const StackStart&, std::size_t) { return 0; }
 #endif
 
 }  // namespace
@@ -310,10 +310,13 @@ void unwind_init() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
-Backtrace capture_backtrace(UnwindCache& c, std::uint64_t* ips, std::size_t max_depth) {
+Backtrace capture_backtrace(UnwindCache& c, const StackStart& from, std::uint64_t* ips, std::size_t max_depth) {
   static_assert(sizeof(void*) == sizeof(std::uint64_t));
   const std::size_t limit = max_depth + 1 + kUnwindOwnFrames;
-  const std::size_t n = walk_stack(c, kMaxWalkFrames);
+  // Our frames from `from` outwards (the hook's, and any of ours that called
+  // it) are cut here; libunwind's walk below starts in its own frame and cuts
+  // its frames and ours, so both give the same program frames.
+  const std::size_t n = walk_stack(c, from, kMaxWalkFrames);
   if (n != 0) [[likely]] {
     const TraceFrame* t = c.trace;
     std::size_t skip = 0;

@@ -4,8 +4,9 @@
 // and one or two loads, every load checked against the thread's stack. A
 // stack with a frame it cannot follow (no FDE, a signal frame, a DWARF
 // expression, a read outside the stack) is taken again by libunwind's
-// unw_backtrace. Our own frames (and libunwind's) are cut off, so a stack
-// starts at the caller of the allocation function.
+// unw_backtrace. The walk starts at the hook's own frame (stack_here()), not
+// at the walker's; our frames (and libunwind's) are cut off, so a stack starts
+// at the caller of the allocation function.
 #pragma once
 
 #include <cstddef>
@@ -33,6 +34,30 @@ struct Backtrace {
   bool in_trace;
   std::uint64_t hash;  // hash_stack() of those frames
 };
+
+// Where a walk starts: a point in a frame of ours that stays live while the
+// walk runs (the hook's), with its pc, rsp and rbp as they were there, which
+// the frame's CFI at pc describes.
+struct StackStart {
+  std::uintptr_t pc;
+  std::uintptr_t sp;
+  std::uintptr_t bp;
+};
+
+// HOT PATH. This point of the calling function, for capture_backtrace().
+// Always inlined, so the walk starts in the hook's frame and need not step
+// the frames of the recorder and the walker below it, which are the same on
+// every call and would be cut off anyway. Any point of the frame is as good
+// as another: the CFI describes each instruction (GCC emits asynchronous
+// unwind tables on x86-64), and the slots it names for the return address and
+// a saved rbp stay put for the frame's life.
+[[gnu::always_inline]] inline StackStart stack_here() {
+  StackStart s{0, 0, 0};
+#if defined(__x86_64__)
+  asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(s.pc), "=r"(s.sp), "=r"(s.bp));
+#endif
+  return s;
+}
 
 // One frame of the last walk: the registers the frame was entered with (bp:
 // as the frame's rule used it), the stack slots its caller's return address
@@ -78,12 +103,13 @@ void unwind_init();
 // Whether `pc` is in libunwind's code (its calls to pipe2 and close).
 bool in_unwinder(std::uintptr_t pc);
 
-// HOT PATH. Fills `ips` (room for kMaxTraceFrames) and returns where the
-// program's frames are, whether the stack was deeper than max_depth, and its
+// HOT PATH. Fills `ips` (room for kMaxTraceFrames) with the stack from
+// `from` (taken by stack_here() in a frame of ours that is still live) and
+// returns where the program's frames are, whether the stack was deeper than max_depth, and its
 // hash. The hash of a cut stack covers all its frames (up to
 // kMaxWalkFrames), so stacks that differ only beyond the cut get different
 // ids with the same frames (FORMAT.md allows such twins).
-Backtrace capture_backtrace(UnwindCache& cache, std::uint64_t* ips, std::size_t max_depth);
+Backtrace capture_backtrace(UnwindCache& cache, const StackStart& from, std::uint64_t* ips, std::size_t max_depth);
 
 // Copies the program's frames of the last walk, innermost first, into `ips`
 // (for a Backtrace with in_trace).

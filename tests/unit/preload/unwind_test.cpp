@@ -29,11 +29,11 @@ UnwindCache& cache() {
 }
 
 // unwind_init() is not called here, so no frame counts as the preload's own:
-// ours start in walk_stack, libunwind's in unw_backtrace. From the caller of
-// `probe` outwards both must agree.
+// ours start in `probe` (as a hook's start in the hook), libunwind's in
+// unw_backtrace. From the caller of `probe` outwards both must agree.
 [[gnu::noinline]] void probe(Walk& w, std::size_t max_depth) {
   std::uint64_t ips[kMaxTraceFrames];
-  w.bt = capture_backtrace(cache(), ips, max_depth);
+  w.bt = capture_backtrace(cache(), stack_here(), ips, max_depth);
   if (w.bt.in_trace) trace_ips(cache(), w.bt.depth, ips);
   w.ours.assign(ips + w.bt.first, ips + w.bt.first + w.bt.depth);
   void* raw[kMaxTraceFrames];
@@ -74,7 +74,7 @@ TEST_SUITE("preload/unwind") {
     REQUIRE(w.bt.depth >= 4);
     REQUIRE(w.libunwind.size() >= 4);
     CHECK_FALSE(w.bt.truncated);
-    // libunwind's first frame is inside unw_backtrace, ours inside our walk.
+    // libunwind's first frame is inside unw_backtrace, ours inside probe.
     const std::size_t common = w.libunwind.size() - 1;
     REQUIRE(w.ours.size() >= common);
     CHECK(outer(w.ours, common) == outer(w.libunwind, common));
