@@ -186,6 +186,51 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
   return lo;
 }
 
+// A slot that never holds 1: the check of a frame that needs more than its
+// return address slot (and of the outermost frame, which is never checked)
+// reads it, fails, and so sends the frame to the slow path.
+const std::uintptr_t g_no_slot = 0;
+
+inline TraceCheck slow_check() { return {reinterpret_cast<std::uintptr_t>(&g_no_slot), 1}; }
+
+// HOT PATH. Checks frames j, j - 1, ... of the last walk, whose frame j this
+// walk entered with the same pc and sp and with rbp = `bp`, and returns the
+// first one this walk must step afresh: 0 if none (frame 0 is the outermost:
+// the stack is unchanged), `stop` if all before it are unchanged (the walk is
+// full there), else the first whose caller may have changed.
+//
+// A frame's caller is unchanged if its return address slot still holds the
+// caller's pc and, for a frame whose CFA is rbp-based, rbp is what it was: the
+// value in the slot of the nearest frame inside it that saved rbp, or `bp` if
+// none did since frame j. So only a frame that uses rbp, or saves the rbp an
+// outer frame needs (bp_needed), takes the slow path; the check of any other
+// is a load and a compare with check[i], 16 bytes apart from the next.
+inline std::ptrdiff_t unchanged_until(UnwindCache& c, std::ptrdiff_t j, std::ptrdiff_t stop, std::uintptr_t bp) {
+  const TraceFrame* const old = c.trace;
+  TraceCheck* const check = c.check;
+  const TraceCheck slow = slow_check();
+  TraceCheck at_stop{};
+  if (stop != 0) [[unlikely]] {
+    at_stop = check[stop];
+    check[stop] = slow;  // check[0] is slow already
+  }
+  // One pointer for the common frames: a load, a compare and a step each.
+  const TraceCheck* p = check + j;
+  std::ptrdiff_t i;
+  for (;; --p) {
+    while (load(p->at) == p->want) --p;
+    i = p - check;
+    if (i == stop || p->at != slow.at) break;
+    const TraceFrame& o = old[i];
+    if (load(o.ra_at) != old[i - 1].pc) break;
+    if (o.uses_bp && bp != o.bp) break;
+    if (o.bp_at != 0) bp = load(o.bp_at);
+  }
+  if (stop != 0) [[unlikely]]
+    check[stop] = at_stop;
+  return i;
+}
+
 // HOT PATH. Walks the stack from `from` and leaves the result in c.trace;
 // returns its frame count (0: a frame could not be followed; the caller asks
 // libunwind).
@@ -196,8 +241,9 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
 // as a frame of the last walk, and the slots that frame read still hold what
 // was read from them, its caller is the last walk's next frame, and so on
 // outwards. So the walk steps only the frames that changed (with a rule
-// lookup each) and checks the others with a load or two; the unchanged outer
-// frames stay where they are in c.trace (outermost first), with their hashes.
+// lookup each) and checks the others with a load or two (unchanged_until);
+// the unchanged outer frames stay where they are in c.trace (outermost first),
+// with their hashes.
 #if defined(__x86_64__)
 std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit) {
   std::uintptr_t pc = from.pc;
@@ -206,9 +252,9 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
   if ((sp < c.stack_lo || sp >= c.stack_hi) && !find_stack_bounds(c, sp)) return 0;
   // Every read is in [lo, lo + span]: between the first frame (live while we
   // walk) and the top of the stack, so a wrong rule gives a wrong stack,
-  // never a fault. Slots the
-  // last walk read were checked against its own lo, on the same stack (a new
-  // stack clears the last walk), whose mapping only grows.
+  // never a fault. Slots the last walk read were checked against its own lo,
+  // on the same stack (a new stack clears the last walk), whose mapping only
+  // grows.
   const std::uintptr_t lo = sp;
   const std::uintptr_t span = c.stack_hi - 8 - lo;
   TraceFrame* const old = c.trace;
@@ -221,27 +267,24 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
   std::uintptr_t key = pc;  // the first pc is exact; return addresses are looked up at the call
   for (;;) {
     if (j >= 0 && old[j].sp < sp) j = outer_index(old, j, sp);
-    if (j >= 0 && old[j].sp == sp && old[j].pc == pc) {
+    // A full walk takes no more frames, not even the last walk's outer ones:
+    // it ends as a walk without a last one would.
+    if (j >= 0 && old[j].sp == sp && old[j].pc == pc && n < limit) {
       // Frames j..i of the last walk are this walk's n, n+1, ...; the walk
       // holds at most `limit` frames.
       const std::ptrdiff_t room = static_cast<std::ptrdiff_t>(n) + j + 1 - static_cast<std::ptrdiff_t>(limit);
-      const std::ptrdiff_t stop = room > 0 ? room : 0;
-      std::ptrdiff_t i = j;
-      for (; i > stop; --i) {
-        const TraceFrame& o = old[i];
-        if (load(o.ra_at) != old[i - 1].pc) break;
-        if (o.uses_bp_or_saves_bp) [[unlikely]] {
-          if (o.uses_bp && bp != o.bp) break;
-          if (o.bp_at != 0) bp = load(o.bp_at);
-        }
-      }
+      const std::ptrdiff_t i = unchanged_until(c, j, room > 0 ? room : 0, bp);
       if (i == 0) {
         kept = j;
         complete = true;
         break;
       }
-      // Frame i is where the stacks part (or the walk is full): step it afresh.
-      for (std::ptrdiff_t k = j; k > i; --k) fresh[n++] = old[k];
+      // Frame i is where the stacks part (or the walk is full): step it
+      // afresh, with the rbp the frames before it leave.
+      for (std::ptrdiff_t k = j; k > i; --k) {
+        fresh[n++] = old[k];
+        if (old[k].bp_at != 0) bp = load(old[k].bp_at);
+      }
       pc = old[i].pc;
       sp = old[i].sp;
       key = n == 0 ? pc : pc - 1;
@@ -256,7 +299,7 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
     if (r.kind != RuleKind::kRsp && r.kind != RuleKind::kRbp) [[unlikely]] {
       if (r.kind != RuleKind::kEnd) return 0;
       f->ra_at = f->bp_at = 0;
-      f->uses_bp = f->uses_bp_or_saves_bp = false;
+      f->uses_bp = false;
       complete = true;
       break;
     }
@@ -274,7 +317,6 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
       f->bp_at = bp_at;
       bp = load(bp_at);
     }
-    f->uses_bp_or_saves_bp = f->uses_bp || f->bp_at != 0;
     pc = load(ra_at);
     sp = cfa;
     if (pc == 0) {
@@ -283,13 +325,23 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
     }
     key = pc - 1;
   }
-  // The new frames go inside the kept ones, with their hashes.
+  // The new frames go inside the kept ones, with their hashes and checks. A
+  // frame's rbp is needed if it uses it, or passes it on unchanged to an
+  // outer frame that needs it; that depends only on the frame and the ones
+  // outside it, so the kept frames' marks stay right.
   const std::size_t base = static_cast<std::size_t>(kept + 1);
   std::uint64_t h = base == 0 ? kStackHashSeed : old[base - 1].hash;
+  bool needed = base != 0 && old[base - 1].bp_needed;
+  const TraceCheck slow = slow_check();
   for (std::size_t t = 0; t < n; ++t) {
-    TraceFrame& d = old[base + t];
+    const std::size_t k = base + t;
+    TraceFrame& d = old[k];
     d = fresh[n - 1 - t];
     d.hash = h = hash_fold(h, d.pc);
+    const bool slow_path = k == 0 || d.uses_bp || (d.bp_at != 0 && needed);
+    c.check[k] = slow_path ? slow : TraceCheck{d.ra_at, old[k - 1].pc};
+    needed = d.uses_bp || (d.bp_at == 0 && needed);
+    d.bp_needed = needed;
   }
   c.trace_n = static_cast<std::uint32_t>(base + n);
   c.complete = complete;

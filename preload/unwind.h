@@ -70,8 +70,18 @@ struct TraceFrame {
   std::uintptr_t ra_at;
   std::uintptr_t bp_at;  // 0: rbp unchanged
   std::uint64_t hash;
-  bool uses_bp;  // the frame's CFA is rbp-based
-  bool uses_bp_or_saves_bp;
+  bool uses_bp;    // the frame's CFA is rbp-based
+  bool bp_needed;  // the rbp it was entered with is used by it or by an outer frame it passes it to unchanged
+};
+
+// What the reuse check of an unchanged frame reads (unwind.cpp): the slot its
+// caller's return address was read from, and that address. 16 bytes, apart
+// from the 56 of TraceFrame, so the check of a frame is one line of a
+// contiguous run. A frame whose check needs rbp as well, and the outermost
+// frame (never checked), hold a slot that never holds `want` instead.
+struct TraceCheck {
+  std::uintptr_t at;
+  std::uintptr_t want;
 };
 
 // One thread's unwinding state: lives in its ThreadBuffer. Its fresh
@@ -93,6 +103,7 @@ struct UnwindCache {
   std::uint32_t skip = 0;
   bool complete = false;
   TraceFrame trace[kMaxWalkFrames];
+  TraceCheck check[kMaxWalkFrames];  // check[i] goes with trace[i]
   TraceFrame fresh[kMaxWalkFrames];  // a walk's new frames, innermost first
   Slot slots[1u << kBits];
 };

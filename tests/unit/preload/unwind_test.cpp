@@ -59,6 +59,26 @@ UnwindCache& cache() {
   asm volatile("" ::: "memory");
 }
 
+// Below `framed` frames, whose CFA is rbp-based (alloca makes GCC keep a
+// frame pointer), a frame that saves rbp and calls `probe` with `rbp_value` in
+// it: the walk must take the framed frames' rbp from the saved slot, not from
+// the register.
+[[gnu::noinline]] void with_rbp(Walk& w, std::uint64_t rbp_value) {
+  asm volatile("mov %0, %%rbp" : : "r"(rbp_value) : "rbp", "memory");
+  probe(w, 200);
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void framed(Walk& w, int levels, std::size_t bytes, std::uint64_t rbp_value) {
+  auto* buf = static_cast<volatile char*>(__builtin_alloca(bytes));
+  buf[0] = 1;
+  if (levels == 0) {
+    with_rbp(w, rbp_value);
+  } else {
+    framed(w, levels - 1, bytes, rbp_value);
+  }
+  asm volatile("" ::: "memory");
+}
+
 // The outer `count` frames of a stack.
 std::vector<std::uint64_t> outer(const std::vector<std::uint64_t>& ips, std::size_t count) {
   return std::vector<std::uint64_t>(ips.end() - static_cast<std::ptrdiff_t>(count), ips.end());
@@ -108,6 +128,23 @@ TEST_SUITE("preload/unwind") {
     for (const int levels : {30, 3, 17, 17, 0, 30}) {
       Walk w;
       deep(w, levels, 200);
+      const std::size_t common = w.libunwind.size() - 1;
+      REQUIRE(w.ours.size() >= common);
+      CHECK(outer(w.ours, common) == outer(w.libunwind, common));
+      CHECK(w.bt.hash == hash_stack(w.ours, false));
+    }
+  }
+
+  TEST_CASE("frames with an rbp-based CFA agree with libunwind whatever rbp holds below them") {
+    struct Case {
+      int levels;
+      std::size_t bytes;
+      std::uint64_t rbp;
+    };
+    for (const Case& each : {Case{3, 16, 1}, Case{3, 16, 2}, Case{5, 64, 3}, Case{3, 32, 3}, Case{3, 16, 4},
+                             Case{0, 16, 5}, Case{5, 64, 5}, Case{5, 64, 6}}) {
+      Walk w;
+      framed(w, each.levels, each.bytes, each.rbp);
       const std::size_t common = w.libunwind.size() - 1;
       REQUIRE(w.ours.size() >= common);
       CHECK(outer(w.ours, common) == outer(w.libunwind, common));
