@@ -273,7 +273,8 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
       // Frames j..i of the last walk are this walk's n, n+1, ...; the walk
       // holds at most `limit` frames.
       const std::ptrdiff_t room = static_cast<std::ptrdiff_t>(n) + j + 1 - static_cast<std::ptrdiff_t>(limit);
-      const std::ptrdiff_t i = unchanged_until(c, j, room > 0 ? room : 0, bp);
+      const std::ptrdiff_t stop = room > 0 ? room : 0;
+      const std::ptrdiff_t i = unchanged_until(c, j, stop, bp);
       if (i == 0) {
         kept = j;
         complete = true;
@@ -284,6 +285,29 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
       for (std::ptrdiff_t k = j; k > i; --k) {
         fresh[n++] = old[k];
         if (old[k].bp_at != 0) bp = load(old[k].bp_at);
+      }
+      if (i < j && i != stop && c.check[i].at != slow_check().at) {
+        // Only its return address changed. Its rule is the one the last walk
+        // used (for pc - 1 both times: frames j..i+1 come before it here, and
+        // a walk's first pc, taken in a hook, is never a return address), it
+        // is not rbp-based, so its slots and its CFA (the last walk's next
+        // sp) are the last walk's: no lookup.
+        const TraceFrame& o = old[i];
+        if (o.ra_at - lo > span || (o.bp_at != 0 && o.bp_at - lo > span)) [[unlikely]]
+          return 0;
+        TraceFrame* f = &fresh[n++];
+        *f = o;
+        f->bp = bp;
+        if (o.bp_at != 0) bp = load(o.bp_at);
+        pc = load(o.ra_at);
+        sp = old[i - 1].sp;
+        j = i - 1;
+        if (pc == 0) {
+          complete = true;
+          break;
+        }
+        key = pc - 1;
+        continue;
       }
       pc = old[i].pc;
       sp = old[i].sp;
