@@ -187,48 +187,42 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
   return lo;
 }
 
-// A slot that never holds 1: the check of a frame that needs more than its
-// return address slot (and of the outermost frame, which is never checked)
-// reads it, fails, and so sends the frame to the slow path.
+// A slot that never holds 1: the check of the outermost frame, and of the
+// frame where a full walk stops, reads it and fails.
 const std::uintptr_t g_no_slot = 0;
 
-inline TraceCheck slow_check() { return {reinterpret_cast<std::uintptr_t>(&g_no_slot), 1}; }
+inline TraceCheck failing_check() { return {reinterpret_cast<std::uintptr_t>(&g_no_slot), 1}; }
 
 // HOT PATH. Checks frames j, j - 1, ... of the last walk, whose frame j this
-// walk entered with the same pc and sp and with rbp = `bp`, and returns the
-// first one this walk must step afresh: 0 if none (frame 0 is the outermost:
-// the stack is unchanged), `stop` if all before it are unchanged (the walk is
-// full there), else the first whose caller may have changed.
+// walk entered with the same pc and sp (and rbp, if frame j's is needed), and
+// returns the first one this walk must step afresh: 0 if none (frame 0 is the
+// outermost: the stack is unchanged), `stop` if all before it are unchanged
+// (the walk is full there), else the first whose caller may have changed;
+// `ra_only` if its return address slot was all that failed.
 //
 // A frame's caller is unchanged if its return address slot still holds the
-// caller's pc and, for a frame whose CFA is rbp-based, rbp is what it was: the
-// value in the slot of the nearest frame inside it that saved rbp, or `bp` if
-// none did since frame j. So only a frame that uses rbp, or saves the rbp an
-// outer frame needs (bp_needed), takes the slow path; the check of any other
-// is a load and a compare with check[i], 16 bytes apart from the next.
-inline std::ptrdiff_t unchanged_until(UnwindCache& c, std::ptrdiff_t j, std::ptrdiff_t stop, std::uintptr_t bp) {
+// caller's pc and, for a frame whose CFA is rbp-based, rbp is what it was:
+// the value in the slot of the nearest frame inside it that saved rbp, or
+// frame j's. So a frame that saves an rbp an outer frame needs has a second
+// check, of that slot, and no frame needs more than its checks: each is a
+// load and a compare.
+inline std::ptrdiff_t unchanged_until(UnwindCache& c, std::ptrdiff_t j, std::ptrdiff_t stop, bool& ra_only) {
   const TraceFrame* const old = c.trace;
   TraceCheck* const check = c.check;
-  const TraceCheck slow = slow_check();
-  TraceCheck at_stop{};
+  std::uint32_t stop_at = 0;
+  TraceCheck saved{};
   if (stop != 0) [[unlikely]] {
-    at_stop = check[stop];
-    check[stop] = slow;  // check[0] is slow already
+    stop_at = old[stop].check_end - 1;
+    saved = check[stop_at];
+    check[stop_at] = failing_check();
   }
-  // One pointer for the common frames: a load, a compare and a step each.
-  const TraceCheck* p = check + j;
-  std::ptrdiff_t i;
-  for (;; --p) {
-    while (load(p->at) == p->want) --p;
-    i = p - check;
-    if (i == stop || p->at != slow.at) break;
-    const TraceFrame& o = old[i];
-    if (load(o.ra_at) != old[i - 1].pc) break;
-    if (o.uses_bp && bp != o.bp) break;
-    if (o.bp_at != 0) bp = load(o.bp_at);
-  }
+  const TraceCheck* p = check + old[j].check_end - 1;
+  while (load(p->at) == p->want) --p;
+  const auto e = static_cast<std::uint32_t>(p - check);
   if (stop != 0) [[unlikely]]
-    check[stop] = at_stop;
+    check[stop_at] = saved;
+  const std::ptrdiff_t i = c.check_frame[e];
+  ra_only = i != 0 && e == old[i - 1].check_end;
   return i;
 }
 
@@ -244,7 +238,7 @@ inline std::ptrdiff_t unchanged_until(UnwindCache& c, std::ptrdiff_t j, std::ptr
 // outwards. So the walk steps only the frames that changed (with a rule
 // lookup each) and checks the others with a load or two (unchanged_until);
 // the unchanged outer frames stay where they are in c.trace (outermost first),
-// with their hashes.
+// with their hashes and checks.
 #if defined(__x86_64__)
 std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit) {
   std::uintptr_t pc = from.pc;
@@ -275,24 +269,32 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
       // holds at most `limit` frames.
       const std::ptrdiff_t room = static_cast<std::ptrdiff_t>(n) + j + 1 - static_cast<std::ptrdiff_t>(limit);
       const std::ptrdiff_t stop = room > 0 ? room : 0;
-      const std::ptrdiff_t i = unchanged_until(c, j, stop, bp);
-      if (i == 0) {
-        kept = j;
-        complete = true;
-        break;
+      std::ptrdiff_t i = j;  // with another rbp where it is needed, frame j itself is stepped afresh
+      bool ra_only = false;
+      if (!old[j].bp_needed || old[j].bp == bp) {
+        i = unchanged_until(c, j, stop, ra_only);
+        if (i == 0) {
+          kept = j;
+          complete = true;
+          break;
+        }
       }
       // Frame i is where the stacks part (or the walk is full): step it
-      // afresh, with the rbp the frames before it leave.
+      // afresh, after the frames before it, each with the rbp it was entered
+      // with in this walk (the last walk's may differ where it was not
+      // needed, and may be needed now that they have other outer frames).
       for (std::ptrdiff_t k = j; k > i; --k) {
-        fresh[n++] = old[k];
-        if (old[k].bp_at != 0) bp = load(old[k].bp_at);
+        TraceFrame& f = fresh[n++] = old[k];
+        f.bp = bp;
+        if (f.bp_at != 0) bp = load(f.bp_at);
       }
-      if (i < j && i != stop && c.check[i].at != slow_check().at) {
+      if (ra_only && i < j && i != stop) {
         // Only its return address changed. Its rule is the one the last walk
         // used (for pc - 1 both times: frames j..i+1 come before it here, and
-        // a walk's first pc, taken in a hook, is never a return address), it
-        // is not rbp-based, so its slots and its CFA (the last walk's next
-        // sp) are the last walk's: no lookup.
+        // a walk's first pc, taken in a hook, is never a return address) with
+        // the same registers (its rbp, if its CFA needs it, passed its check),
+        // so its slots and its CFA (the last walk's next sp) are the last
+        // walk's: no lookup.
         const TraceFrame& o = old[i];
         if (o.ra_at - lo > span || (o.bp_at != 0 && o.bp_at - lo > span)) [[unlikely]]
           return 0;
@@ -353,18 +355,35 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
   // The new frames go inside the kept ones, with their hashes and checks. A
   // frame's rbp is needed if it uses it, or passes it on unchanged to an
   // outer frame that needs it; that depends only on the frame and the ones
-  // outside it, so the kept frames' marks stay right.
+  // outside it, so the kept frames' marks and checks stay right, and a kept
+  // frame's rbp, where needed, passed its check.
   const std::size_t base = static_cast<std::size_t>(kept + 1);
-  std::uint64_t h = base == 0 ? kStackHashSeed : old[base - 1].hash;
-  bool needed = base != 0 && old[base - 1].bp_needed;
-  const TraceCheck slow = slow_check();
+  std::uint64_t h = kStackHashSeed;
+  bool needed = false;
+  std::uint32_t e = 0;
+  if (base != 0) {
+    h = old[base - 1].hash;
+    needed = old[base - 1].bp_needed;
+    e = old[base - 1].check_end;
+  }
   for (std::size_t t = 0; t < n; ++t) {
     const std::size_t k = base + t;
     TraceFrame& d = old[k];
     d = fresh[n - 1 - t];
     d.hash = h = hash_fold(h, d.pc);
-    const bool slow_path = k == 0 || d.uses_bp || (d.bp_at != 0 && needed);
-    c.check[k] = slow_path ? slow : TraceCheck{d.ra_at, old[k - 1].pc};
+    const auto frame = static_cast<std::uint32_t>(k);
+    if (k == 0) {
+      c.check[e] = failing_check();
+      c.check_frame[e++] = frame;
+    } else {
+      c.check[e] = {d.ra_at, old[k - 1].pc};
+      c.check_frame[e++] = frame;
+      if (d.bp_at != 0 && needed) {
+        c.check[e] = {d.bp_at, old[k - 1].bp};
+        c.check_frame[e++] = frame;
+      }
+    }
+    d.check_end = e;
     needed = d.uses_bp || (d.bp_at == 0 && needed);
     d.bp_needed = needed;
   }

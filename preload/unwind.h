@@ -60,9 +60,10 @@ struct StackStart {
 }
 
 // One frame of the last walk: the registers the frame was entered with (bp:
-// as the frame's rule used it), the stack slots its caller's return address
-// and rbp were read from, and the stack hash (stack_table.h) folded from the
-// outermost frame down to this one.
+// the value it had there, which the walk relies on only where bp_needed), the
+// stack slots its caller's return address and rbp were read from, the stack
+// hash (stack_table.h) folded from the outermost frame down to this one, and
+// where its checks end in UnwindCache::check.
 struct TraceFrame {
   std::uintptr_t pc;
   std::uintptr_t sp;
@@ -70,15 +71,16 @@ struct TraceFrame {
   std::uintptr_t ra_at;
   std::uintptr_t bp_at;  // 0: rbp unchanged
   std::uint64_t hash;
-  bool uses_bp;    // the frame's CFA is rbp-based
-  bool bp_needed;  // the rbp it was entered with is used by it or by an outer frame it passes it to unchanged
+  std::uint32_t check_end;  // one past its last check; its first is the outer frame's check_end
+  bool uses_bp;             // the frame's CFA is rbp-based
+  bool bp_needed;  // the rbp it was entered with is used by it, or passed unchanged to an outer frame that needs it
 };
 
-// What the reuse check of an unchanged frame reads (unwind.cpp): the slot its
-// caller's return address was read from, and that address. 16 bytes, apart
-// from the 56 of TraceFrame, so the check of a frame is one line of a
-// contiguous run. A frame whose check needs rbp as well, and the outermost
-// frame (never checked), hold a slot that never holds `want` instead.
+// One slot the reuse check of unchanged frames reads (unwind.cpp), and the
+// value it must hold: a frame's return address slot and its caller's pc, and
+// for a frame that saved an rbp an outer frame needs, that slot and the rbp.
+// 16 bytes, apart from the 56 of TraceFrame, so the check of a frame is one
+// line of a contiguous run (two for a frame-pointer frame).
 struct TraceCheck {
   std::uintptr_t at;
   std::uintptr_t want;
@@ -103,7 +105,11 @@ struct UnwindCache {
   std::uint32_t skip = 0;
   bool complete = false;
   TraceFrame trace[kMaxWalkFrames];
-  TraceCheck check[kMaxWalkFrames];  // check[i] goes with trace[i]
+  // The checks of trace[1..], outermost first, each with its frame's index;
+  // check[0] is the outermost frame's, which never passes (that frame is
+  // never checked: it has no caller).
+  TraceCheck check[2 * kMaxWalkFrames + 1];
+  std::uint32_t check_frame[2 * kMaxWalkFrames + 1];
   TraceFrame fresh[kMaxWalkFrames];  // a walk's new frames, innermost first
   Slot slots[1u << kBits];
 };

@@ -79,6 +79,52 @@ UnwindCache& cache() {
   asm volatile("" ::: "memory");
 }
 
+// Two framed frames whose sizes add up to the same whatever the split: the
+// frames inside them are at the same places, with the same return addresses,
+// but the inner framed frame (and so its return address slot) is not.
+[[gnu::noinline]] void framed_pair(Walk& w, std::size_t outer_bytes, std::size_t inner_bytes) {
+  auto* buf = static_cast<volatile char*>(__builtin_alloca(outer_bytes));
+  buf[0] = 1;
+  framed(w, 0, inner_bytes, 7);
+  asm volatile("" ::: "memory");
+}
+
+// A random stack: at each level a frame with an rbp-based CFA and an alloca
+// of some size, one that saves rbp and puts some value in it, or a plain one.
+struct Plan {
+  int levels;
+  int kinds[8];
+  std::size_t bytes[8];
+  std::uint64_t rbp[8];
+};
+void level(Walk& w, const Plan& p, int i);
+[[gnu::noinline]] void level_framed(Walk& w, const Plan& p, int i) {
+  auto* buf = static_cast<volatile char*>(__builtin_alloca(p.bytes[i]));
+  buf[0] = 1;
+  level(w, p, i + 1);
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void level_saves_rbp(Walk& w, const Plan& p, int i) {
+  asm volatile("mov %0, %%rbp" : : "r"(p.rbp[i]) : "rbp", "memory");
+  level(w, p, i + 1);
+  asm volatile("" ::: "memory");
+}
+[[gnu::noinline]] void level_plain(Walk& w, const Plan& p, int i) {
+  level(w, p, i + 1);
+  asm volatile("" ::: "memory");
+}
+void level(Walk& w, const Plan& p, int i) {
+  if (i == p.levels) {
+    probe(w, 200);
+  } else if (p.kinds[i] == 0) {
+    level_framed(w, p, i);
+  } else if (p.kinds[i] == 1) {
+    level_saves_rbp(w, p, i);
+  } else {
+    level_plain(w, p, i);
+  }
+}
+
 // The outer `count` frames of a stack.
 std::vector<std::uint64_t> outer(const std::vector<std::uint64_t>& ips, std::size_t count) {
   return std::vector<std::uint64_t>(ips.end() - static_cast<std::ptrdiff_t>(count), ips.end());
@@ -149,6 +195,62 @@ TEST_SUITE("preload/unwind") {
       REQUIRE(w.ours.size() >= common);
       CHECK(outer(w.ours, common) == outer(w.libunwind, common));
       CHECK(w.bt.hash == hash_stack(w.ours, false));
+    }
+  }
+
+  TEST_CASE("frames at the same places inside rbp-based frames that moved agree with libunwind") {
+    Walk w[4];
+    const std::size_t splits[4][2] = {{16, 96}, {96, 16}, {48, 64}, {16, 96}};
+    volatile int count = 4;  // a loop the compiler cannot unroll: one call site
+    for (int i = 0; i < count; ++i) framed_pair(w[i], splits[i][0], splits[i][1]);
+    for (const Walk& each : w) {
+      const std::size_t common = each.libunwind.size() - 1;
+      REQUIRE(each.ours.size() >= common);
+      CHECK(outer(each.ours, common) == outer(each.libunwind, common));
+      CHECK(each.bt.hash == hash_stack(each.ours, false));
+    }
+    CHECK(w[0].ours == w[3].ours);
+  }
+
+  TEST_CASE("walk after walk through random frames with and without rbp, each agrees with libunwind") {
+    std::uint64_t state = 42;
+    const auto next = [&state](std::uint64_t n) {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return (state >> 33) % n;
+    };
+    constexpr std::size_t kBytes[] = {16, 32, 48, 64, 96};
+    for (int round = 0; round < 3000; ++round) {
+      Plan p{};
+      p.levels = static_cast<int>(next(9));
+      for (int i = 0; i < p.levels; ++i) {
+        p.kinds[i] = static_cast<int>(next(3));
+        p.bytes[i] = kBytes[next(5)];
+        p.rbp[i] = next(3);
+      }
+      Walk w;
+      level(w, p, 0);
+      const std::size_t common = w.libunwind.size() - 1;
+      REQUIRE(w.ours.size() >= common);
+      REQUIRE(outer(w.ours, common) == outer(w.libunwind, common));
+      REQUIRE(w.bt.hash == hash_stack(w.ours, false));
+    }
+  }
+
+  TEST_CASE("around the walk's frame limit, a walk that reuses the last one gives what a walk from scratch gives") {
+    for (const int levels : {990, 1005, 1012, 1013, 1014, 1015, 1016, 1020, 1100, 1013, 1030, 1011, 1200, 1014}) {
+      CAPTURE(levels);
+      Walk w[2];
+      volatile int count = 2;  // a loop the compiler cannot unroll: one call site
+      for (int i = 0; i < count; ++i) {
+        if (i == 1) cache().complete = false;  // nothing to reuse
+        deep(w[i], levels, 10);
+      }
+      const Walk& reused = w[0];
+      const Walk& scratch = w[1];
+      CHECK(reused.ours == scratch.ours);
+      CHECK(reused.bt.depth == scratch.bt.depth);
+      CHECK(reused.bt.truncated == scratch.bt.truncated);
+      CHECK(reused.bt.hash == scratch.bt.hash);
     }
   }
 
