@@ -2,8 +2,8 @@
 // rule lookups that miss, the stack bounds and libunwind are cold.
 // libunwind's unw_backtrace, even with its per-thread fast trace cache, costs
 // about 80 instructions a frame here (callgrind, libunwind 1.6.2); a step with
-// a cached rule costs about 40, a frame unchanged since the last walk 5 (one
-// that needs rbp about 15), and the frames below the hook's none, as the walk
+// a cached rule costs about 40, a frame unchanged since the last walk 5 (10
+// with a frame pointer), and the frames below the hook's none, as the walk
 // starts there (docs/PERFORMANCE.md, "Where the time goes").
 #include "unwind.h"
 
