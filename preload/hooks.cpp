@@ -38,14 +38,16 @@ using format::AllocFn;
 }
 
 // HOT PATH. Records an allocation if recording, counting a nested one as missed.
-inline void on_alloc(AllocFn fn, const void* p, std::size_t size) {
+// Always inlined, like every caller of stack_here() here: the stack is walked
+// from the exported function's own frame.
+[[gnu::always_inline]] inline void on_alloc(AllocFn fn, const void* p, std::size_t size) {
   if (p == nullptr || !recording_allocs()) return;
   if (HookScope::active()) [[unlikely]] {
     count_miss();
     return;
   }
   HookScope scope;
-  record_alloc(fn, p, size);
+  record_alloc(stack_here(), fn, p, size);
 }
 
 // HOT PATH. Records a free (also while paused: see FORMAT.md, "Recording").
@@ -63,7 +65,8 @@ inline void on_free(const void* p) {
 inline std::uint64_t realloc_free_stamp() { return recording_frees() && !HookScope::active() ? order_stamp() : 0; }
 
 // HOT PATH. What a realloc did, given the stamp taken before it.
-inline void on_realloc(AllocFn fn, std::uint64_t free_ns, void* old_p, void* new_p, std::size_t size) {
+[[gnu::always_inline]] inline void on_realloc(AllocFn fn, std::uint64_t free_ns, void* old_p, void* new_p,
+                                              std::size_t size) {
   if (free_ns == 0) {
     if (HookScope::active() && recording_frees()) count_miss();
     return;
@@ -74,7 +77,7 @@ inline void on_realloc(AllocFn fn, std::uint64_t free_ns, void* old_p, void* new
     // failure that left p alone.
     if (size == 0) record_free_at(free_ns, old_p);
   } else if (recording_allocs()) {
-    record_realloc(fn, free_ns, old_p, new_p, size);
+    record_realloc(stack_here(), fn, free_ns, old_p, new_p, size);
   } else {
     record_free_at(free_ns, old_p);  // paused: the old block is gone, the new one is not ours
   }
@@ -263,7 +266,7 @@ MEMREC_EXPORT void* mmap(void* addr, size_t len, int prot, int flags, int fd, of
   // Nested calls are libunwind's own memory, not the program's: not a miss.
   if (p != MAP_FAILED && (flags & MAP_ANONYMOUS) != 0 && recording_allocs() && !HookScope::active()) {
     HookScope scope;
-    record_mmap(p, len, prot, flags);
+    record_mmap(stack_here(), p, len, prot, flags);
   }
   return p;
 }
@@ -298,7 +301,7 @@ MEMREC_EXPORT void* mremap(void* old_p, size_t old_size, size_t new_size, int fl
   if (p != MAP_FAILED && free_ns != 0) {
     HookScope scope;
     if (recording_allocs()) {
-      record_mremap(free_ns, old_p, old_size, p, new_size);
+      record_mremap(stack_here(), free_ns, old_p, old_size, p, new_size);
     } else {
       record_munmap(old_p, old_size);
     }

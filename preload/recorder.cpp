@@ -35,9 +35,9 @@ static_assert(kMaxTraceFrames == kMaxDepthLimit + 1 + kUnwindOwnFrames);
 
 // HOT PATH. The stack of the current call, interned. A stack this thread met
 // before costs the walk and one probe of its cache.
-inline std::uint32_t current_stack(ThreadBuffer& b) {
+inline std::uint32_t current_stack(ThreadBuffer& b, const StackStart& from) {
   std::uint64_t ips[kMaxTraceFrames];
-  const Backtrace bt = capture_backtrace(b.unwind, ips, static_cast<std::size_t>(g_options.max_depth));
+  const Backtrace bt = capture_backtrace(b.unwind, from, ips, static_cast<std::size_t>(g_options.max_depth));
   if (bt.depth == 0) [[unlikely]] {
     count(format::Counter::kUnwindFailed);
     return 0;
@@ -61,10 +61,10 @@ inline void emit(ThreadBuffer& b, Fill&& fill) {
 
 }  // namespace
 
-void record_alloc(AllocFn fn, const void* p, std::size_t size) {
+void record_alloc(const StackStart& from, AllocFn fn, const void* p, std::size_t size) {
   ThreadBuffer* b = buffer();
   if (b == nullptr) return;
-  const std::uint32_t stack = current_stack(*b);
+  const std::uint32_t stack = current_stack(*b, from);
   emit(*b, [&](RawEvent& e) {
     e.kind = EventKind::kAlloc;
     e.fn = static_cast<std::uint8_t>(fn);
@@ -75,10 +75,11 @@ void record_alloc(AllocFn fn, const void* p, std::size_t size) {
   });
 }
 
-void record_realloc(AllocFn fn, std::uint64_t free_ns, const void* old_p, const void* new_p, std::size_t size) {
+void record_realloc(const StackStart& from, AllocFn fn, std::uint64_t free_ns, const void* old_p, const void* new_p,
+                    std::size_t size) {
   ThreadBuffer* b = buffer();
   if (b == nullptr) return;
-  const std::uint32_t stack = current_stack(*b);
+  const std::uint32_t stack = current_stack(*b, from);
   emit(*b, [&](RawEvent& e) {
     e.kind = EventKind::kRealloc;
     e.fn = static_cast<std::uint8_t>(fn);
@@ -111,10 +112,10 @@ void record_free_at(std::uint64_t free_ns, const void* p) {
   });
 }
 
-void record_mmap(const void* p, std::size_t size, int prot, int flags) {
+void record_mmap(const StackStart& from, const void* p, std::size_t size, int prot, int flags) {
   ThreadBuffer* b = buffer();
   if (b == nullptr) return;
-  const std::uint32_t stack = current_stack(*b);
+  const std::uint32_t stack = current_stack(*b, from);
   emit(*b, [&](RawEvent& e) {
     e.kind = EventKind::kMmap;
     e.stack = stack;
@@ -136,11 +137,11 @@ void record_munmap(const void* p, std::size_t size) {
   });
 }
 
-void record_mremap(std::uint64_t free_ns, const void* old_p, std::size_t old_size, const void* new_p,
-                   std::size_t new_size) {
+void record_mremap(const StackStart& from, std::uint64_t free_ns, const void* old_p, std::size_t old_size,
+                   const void* new_p, std::size_t new_size) {
   ThreadBuffer* b = buffer();
   if (b == nullptr) return;
-  const std::uint32_t stack = current_stack(*b);
+  const std::uint32_t stack = current_stack(*b, from);
   emit(*b, [&](RawEvent& e) {
     e.kind = EventKind::kMremap;
     e.stack = stack;

@@ -7,20 +7,24 @@
 #include <cstdint>
 
 #include "memrec/format/records.h"
+#include "unwind.h"
 
 namespace memrec::preload {
 
+// The functions that record a stack walk it from `from`: stack_here() in the
+// hook, whose frame is the innermost one the walk sees.
 // Stamps are taken inside: after the real allocation returned.
-void record_alloc(format::AllocFn fn, const void* p, std::size_t size);
+void record_alloc(const StackStart& from, format::AllocFn fn, const void* p, std::size_t size);
 // `free_ns` was stamped before the real realloc; the allocation stamp is now.
-void record_realloc(format::AllocFn fn, std::uint64_t free_ns, const void* old_p, const void* new_p, std::size_t size);
+void record_realloc(const StackStart& from, format::AllocFn fn, std::uint64_t free_ns, const void* old_p,
+                    const void* new_p, std::size_t size);
 // Stamps inside: call before the real free.
 void record_free(const void* p);
 // A free whose stamp was taken earlier (a realloc that freed, or was paused).
 void record_free_at(std::uint64_t free_ns, const void* p);
-void record_mmap(const void* p, std::size_t size, int prot, int flags);
+void record_mmap(const StackStart& from, const void* p, std::size_t size, int prot, int flags);
 void record_munmap(const void* p, std::size_t size);
-void record_mremap(std::uint64_t free_ns, const void* old_p, std::size_t old_size, const void* new_p,
-                   std::size_t new_size);
+void record_mremap(const StackStart& from, std::uint64_t free_ns, const void* old_p, std::size_t old_size,
+                   const void* new_p, std::size_t new_size);
 
 }  // namespace memrec::preload

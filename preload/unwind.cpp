@@ -2,8 +2,9 @@
 // rule lookups that miss, the stack bounds and libunwind are cold.
 // libunwind's unw_backtrace, even with its per-thread fast trace cache, costs
 // about 80 instructions a frame here (callgrind, libunwind 1.6.2); a step with
-// a cached rule costs about 40, a frame unchanged since the last walk about 10
-// (docs/PERFORMANCE.md, "Where the time goes").
+// a cached rule costs about 40, a frame unchanged since the last walk 5 (10
+// with a frame pointer), and the frames below the hook's none, as the walk
+// starts there (docs/PERFORMANCE.md, "Where the time goes").
 #include "unwind.h"
 
 #include <fcntl.h>
@@ -186,9 +187,48 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
   return lo;
 }
 
-// HOT PATH. Walks the stack from this function's own frame and leaves the
-// result in c.trace; returns its frame count (0: a frame could not be
-// followed; the caller asks libunwind).
+// A slot that never holds 1: the check of the outermost frame, and of the
+// frame where a full walk stops, reads it and fails.
+const std::uintptr_t g_no_slot = 0;
+
+inline TraceCheck failing_check() { return {reinterpret_cast<std::uintptr_t>(&g_no_slot), 1}; }
+
+// HOT PATH. Checks frames j, j - 1, ... of the last walk, whose frame j this
+// walk entered with the same pc and sp (and rbp, if frame j's is needed), and
+// returns the first one this walk must step afresh: 0 if none (frame 0 is the
+// outermost: the stack is unchanged), `stop` if all before it are unchanged
+// (the walk is full there), else the first whose caller may have changed;
+// `ra_only` if its return address slot was all that failed.
+//
+// A frame's caller is unchanged if its return address slot still holds the
+// caller's pc and, for a frame whose CFA is rbp-based, rbp is what it was:
+// the value in the slot of the nearest frame inside it that saved rbp, or
+// frame j's. So a frame that saves an rbp an outer frame needs has a second
+// check, of that slot, and no frame needs more than its checks: each is a
+// load and a compare.
+inline std::ptrdiff_t unchanged_until(UnwindCache& c, std::ptrdiff_t j, std::ptrdiff_t stop, bool& ra_only) {
+  const TraceFrame* const old = c.trace;
+  TraceCheck* const check = c.check;
+  std::uint32_t stop_at = 0;
+  TraceCheck saved{};
+  if (stop != 0) [[unlikely]] {
+    stop_at = old[stop].check_end - 1;
+    saved = check[stop_at];
+    check[stop_at] = failing_check();
+  }
+  const TraceCheck* p = check + old[j].check_end - 1;
+  while (load(p->at) == p->want) --p;
+  const auto e = static_cast<std::uint32_t>(p - check);
+  if (stop != 0) [[unlikely]]
+    check[stop_at] = saved;
+  const std::ptrdiff_t i = c.check_frame[e];
+  ra_only = i != 0 && e == old[i - 1].check_end;
+  return i;
+}
+
+// HOT PATH. Walks the stack from `from` and leaves the result in c.trace;
+// returns its frame count (0: a frame could not be followed; the caller asks
+// libunwind).
 //
 // Reusing the last walk: a frame's caller is a function of the frame's
 // registers (pc, sp, and bp if its CFA is rbp-based) and of the one or two
@@ -196,19 +236,20 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
 // as a frame of the last walk, and the slots that frame read still hold what
 // was read from them, its caller is the last walk's next frame, and so on
 // outwards. So the walk steps only the frames that changed (with a rule
-// lookup each) and checks the others with a load or two; the unchanged outer
-// frames stay where they are in c.trace (outermost first), with their hashes.
+// lookup each) and checks the others with a load or two (unchanged_until);
+// the unchanged outer frames stay where they are in c.trace (outermost first),
+// with their hashes and checks.
 #if defined(__x86_64__)
-[[gnu::noinline]] std::size_t walk_stack(UnwindCache& c, std::size_t limit) {
-  std::uintptr_t pc;
-  std::uintptr_t sp;
-  std::uintptr_t bp;
-  asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(pc), "=r"(sp), "=r"(bp));
+std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit) {
+  std::uintptr_t pc = from.pc;
+  std::uintptr_t sp = from.sp;
+  std::uintptr_t bp = from.bp;
   if ((sp < c.stack_lo || sp >= c.stack_hi) && !find_stack_bounds(c, sp)) return 0;
-  // Every read is in [lo, lo + span]: between our own frame and the top of
-  // the stack, so a wrong rule gives a wrong stack, never a fault. Slots the
-  // last walk read were checked against its own lo, on the same stack (a new
-  // stack clears the last walk), whose mapping only grows.
+  // Every read is in [lo, lo + span]: between the first frame (live while we
+  // walk) and the top of the stack, so a wrong rule gives a wrong stack,
+  // never a fault. Slots the last walk read were checked against its own lo,
+  // on the same stack (a new stack clears the last walk), whose mapping only
+  // grows.
   const std::uintptr_t lo = sp;
   const std::uintptr_t span = c.stack_hi - 8 - lo;
   TraceFrame* const old = c.trace;
@@ -221,27 +262,56 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
   std::uintptr_t key = pc;  // the first pc is exact; return addresses are looked up at the call
   for (;;) {
     if (j >= 0 && old[j].sp < sp) j = outer_index(old, j, sp);
-    if (j >= 0 && old[j].sp == sp && old[j].pc == pc) {
+    // A full walk takes no more frames, not even the last walk's outer ones:
+    // it ends as a walk without a last one would.
+    if (j >= 0 && old[j].sp == sp && old[j].pc == pc && n < limit) {
       // Frames j..i of the last walk are this walk's n, n+1, ...; the walk
       // holds at most `limit` frames.
       const std::ptrdiff_t room = static_cast<std::ptrdiff_t>(n) + j + 1 - static_cast<std::ptrdiff_t>(limit);
       const std::ptrdiff_t stop = room > 0 ? room : 0;
-      std::ptrdiff_t i = j;
-      for (; i > stop; --i) {
-        const TraceFrame& o = old[i];
-        if (load(o.ra_at) != old[i - 1].pc) break;
-        if (o.uses_bp_or_saves_bp) [[unlikely]] {
-          if (o.uses_bp && bp != o.bp) break;
-          if (o.bp_at != 0) bp = load(o.bp_at);
+      std::ptrdiff_t i = j;  // with another rbp where it is needed, frame j itself is stepped afresh
+      bool ra_only = false;
+      if (!old[j].bp_needed || old[j].bp == bp) {
+        i = unchanged_until(c, j, stop, ra_only);
+        if (i == 0) {
+          kept = j;
+          complete = true;
+          break;
         }
       }
-      if (i == 0) {
-        kept = j;
-        complete = true;
-        break;
+      // Frame i is where the stacks part (or the walk is full): step it
+      // afresh, after the frames before it, each with the rbp it was entered
+      // with in this walk (the last walk's may differ where it was not
+      // needed, and may be needed now that they have other outer frames).
+      for (std::ptrdiff_t k = j; k > i; --k) {
+        TraceFrame& f = fresh[n++] = old[k];
+        f.bp = bp;
+        if (f.bp_at != 0) bp = load(f.bp_at);
       }
-      // Frame i is where the stacks part (or the walk is full): step it afresh.
-      for (std::ptrdiff_t k = j; k > i; --k) fresh[n++] = old[k];
+      if (ra_only && i < j && i != stop) {
+        // Only its return address changed. Its rule is the one the last walk
+        // used (for pc - 1 both times: frames j..i+1 come before it here, and
+        // a walk's first pc, taken in a hook, is never a return address) with
+        // the same registers (its rbp, if its CFA needs it, passed its check),
+        // so its slots and its CFA (the last walk's next sp) are the last
+        // walk's: no lookup.
+        const TraceFrame& o = old[i];
+        if (o.ra_at - lo > span || (o.bp_at != 0 && o.bp_at - lo > span)) [[unlikely]]
+          return 0;
+        TraceFrame* f = &fresh[n++];
+        *f = o;
+        f->bp = bp;
+        if (o.bp_at != 0) bp = load(o.bp_at);
+        pc = load(o.ra_at);
+        sp = old[i - 1].sp;
+        j = i - 1;
+        if (pc == 0) {
+          complete = true;
+          break;
+        }
+        key = pc - 1;
+        continue;
+      }
       pc = old[i].pc;
       sp = old[i].sp;
       key = n == 0 ? pc : pc - 1;
@@ -256,7 +326,7 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
     if (r.kind != RuleKind::kRsp && r.kind != RuleKind::kRbp) [[unlikely]] {
       if (r.kind != RuleKind::kEnd) return 0;
       f->ra_at = f->bp_at = 0;
-      f->uses_bp = f->uses_bp_or_saves_bp = false;
+      f->uses_bp = false;
       complete = true;
       break;
     }
@@ -274,7 +344,6 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
       f->bp_at = bp_at;
       bp = load(bp_at);
     }
-    f->uses_bp_or_saves_bp = f->uses_bp || f->bp_at != 0;
     pc = load(ra_at);
     sp = cfa;
     if (pc == 0) {
@@ -283,20 +352,47 @@ inline std::ptrdiff_t outer_index(const TraceFrame* old, std::ptrdiff_t j, std::
     }
     key = pc - 1;
   }
-  // The new frames go inside the kept ones, with their hashes.
+  // The new frames go inside the kept ones, with their hashes and checks. A
+  // frame's rbp is needed if it uses it, or passes it on unchanged to an
+  // outer frame that needs it; that depends only on the frame and the ones
+  // outside it, so the kept frames' marks and checks stay right, and a kept
+  // frame's rbp, where needed, passed its check.
   const std::size_t base = static_cast<std::size_t>(kept + 1);
-  std::uint64_t h = base == 0 ? kStackHashSeed : old[base - 1].hash;
+  std::uint64_t h = kStackHashSeed;
+  bool needed = false;
+  std::uint32_t e = 0;
+  if (base != 0) {
+    h = old[base - 1].hash;
+    needed = old[base - 1].bp_needed;
+    e = old[base - 1].check_end;
+  }
   for (std::size_t t = 0; t < n; ++t) {
-    TraceFrame& d = old[base + t];
+    const std::size_t k = base + t;
+    TraceFrame& d = old[k];
     d = fresh[n - 1 - t];
     d.hash = h = hash_fold(h, d.pc);
+    const auto frame = static_cast<std::uint32_t>(k);
+    if (k == 0) {
+      c.check[e] = failing_check();
+      c.check_frame[e++] = frame;
+    } else {
+      c.check[e] = {d.ra_at, old[k - 1].pc};
+      c.check_frame[e++] = frame;
+      if (d.bp_at != 0 && needed) {
+        c.check[e] = {d.bp_at, old[k - 1].bp};
+        c.check_frame[e++] = frame;
+      }
+    }
+    d.check_end = e;
+    needed = d.uses_bp || (d.bp_at == 0 && needed);
+    d.bp_needed = needed;
   }
   c.trace_n = static_cast<std::uint32_t>(base + n);
   c.complete = complete;
   return base + n;
 }
 #else
-std::size_t walk_stack(UnwindCache&, std::size_t) { return 0; }
+std::size_t walk_stack(UnwindCache&, const StackStart&, std::size_t) { return 0; }
 #endif
 
 }  // namespace
@@ -310,10 +406,13 @@ void unwind_init() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
-Backtrace capture_backtrace(UnwindCache& c, std::uint64_t* ips, std::size_t max_depth) {
+Backtrace capture_backtrace(UnwindCache& c, const StackStart& from, std::uint64_t* ips, std::size_t max_depth) {
   static_assert(sizeof(void*) == sizeof(std::uint64_t));
   const std::size_t limit = max_depth + 1 + kUnwindOwnFrames;
-  const std::size_t n = walk_stack(c, kMaxWalkFrames);
+  // Our frames from `from` outwards (the hook's, and any of ours that called
+  // it) are cut here; libunwind's walk below starts in its own frame and cuts
+  // its frames and ours, so both give the same program frames.
+  const std::size_t n = walk_stack(c, from, kMaxWalkFrames);
   if (n != 0) [[likely]] {
     const TraceFrame* t = c.trace;
     std::size_t skip = 0;

@@ -4,8 +4,9 @@
 // and one or two loads, every load checked against the thread's stack. A
 // stack with a frame it cannot follow (no FDE, a signal frame, a DWARF
 // expression, a read outside the stack) is taken again by libunwind's
-// unw_backtrace. Our own frames (and libunwind's) are cut off, so a stack
-// starts at the caller of the allocation function.
+// unw_backtrace. The walk starts at the hook's own frame (stack_here()), not
+// at the walker's; our frames (and libunwind's) are cut off, so a stack starts
+// at the caller of the allocation function.
 #pragma once
 
 #include <cstddef>
@@ -34,10 +35,35 @@ struct Backtrace {
   std::uint64_t hash;  // hash_stack() of those frames
 };
 
+// Where a walk starts: a point in a frame of ours that stays live while the
+// walk runs (the hook's), with its pc, rsp and rbp as they were there, which
+// the frame's CFI at pc describes.
+struct StackStart {
+  std::uintptr_t pc;
+  std::uintptr_t sp;
+  std::uintptr_t bp;
+};
+
+// HOT PATH. This point of the calling function, for capture_backtrace().
+// Always inlined, so the walk starts in the hook's frame and need not step
+// the frames of the recorder and the walker below it, which are the same on
+// every call and would be cut off anyway. Any point of the frame is as good
+// as another: the CFI describes each instruction (GCC emits asynchronous
+// unwind tables on x86-64), and the slots it names for the return address and
+// a saved rbp stay put for the frame's life.
+[[gnu::always_inline]] inline StackStart stack_here() {
+  StackStart s{0, 0, 0};
+#if defined(__x86_64__)
+  asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(s.pc), "=r"(s.sp), "=r"(s.bp));
+#endif
+  return s;
+}
+
 // One frame of the last walk: the registers the frame was entered with (bp:
-// as the frame's rule used it), the stack slots its caller's return address
-// and rbp were read from, and the stack hash (stack_table.h) folded from the
-// outermost frame down to this one.
+// the value it had there, which the walk relies on only where bp_needed), the
+// stack slots its caller's return address and rbp were read from, the stack
+// hash (stack_table.h) folded from the outermost frame down to this one, and
+// where its checks end in UnwindCache::check.
 struct TraceFrame {
   std::uintptr_t pc;
   std::uintptr_t sp;
@@ -45,8 +71,19 @@ struct TraceFrame {
   std::uintptr_t ra_at;
   std::uintptr_t bp_at;  // 0: rbp unchanged
   std::uint64_t hash;
-  bool uses_bp;  // the frame's CFA is rbp-based
-  bool uses_bp_or_saves_bp;
+  std::uint32_t check_end;  // one past its last check; its first is the outer frame's check_end
+  bool uses_bp;             // the frame's CFA is rbp-based
+  bool bp_needed;  // the rbp it was entered with is used by it, or passed unchanged to an outer frame that needs it
+};
+
+// One slot the reuse check of unchanged frames reads (unwind.cpp), and the
+// value it must hold: a frame's return address slot and its caller's pc, and
+// for a frame that saved an rbp an outer frame needs, that slot and the rbp.
+// 16 bytes, apart from the 56 of TraceFrame, so the check of a frame is one
+// line of a contiguous run (two for a frame-pointer frame).
+struct TraceCheck {
+  std::uintptr_t at;
+  std::uintptr_t want;
 };
 
 // One thread's unwinding state: lives in its ThreadBuffer. Its fresh
@@ -68,6 +105,11 @@ struct UnwindCache {
   std::uint32_t skip = 0;
   bool complete = false;
   TraceFrame trace[kMaxWalkFrames];
+  // The checks of trace[1..], outermost first, each with its frame's index;
+  // check[0] is the outermost frame's, which never passes (that frame is
+  // never checked: it has no caller).
+  TraceCheck check[2 * kMaxWalkFrames + 1];
+  std::uint32_t check_frame[2 * kMaxWalkFrames + 1];
   TraceFrame fresh[kMaxWalkFrames];  // a walk's new frames, innermost first
   Slot slots[1u << kBits];
 };
@@ -78,12 +120,13 @@ void unwind_init();
 // Whether `pc` is in libunwind's code (its calls to pipe2 and close).
 bool in_unwinder(std::uintptr_t pc);
 
-// HOT PATH. Fills `ips` (room for kMaxTraceFrames) and returns where the
-// program's frames are, whether the stack was deeper than max_depth, and its
+// HOT PATH. Fills `ips` (room for kMaxTraceFrames) with the stack from
+// `from` (taken by stack_here() in a frame of ours that is still live) and
+// returns where the program's frames are, whether the stack was deeper than max_depth, and its
 // hash. The hash of a cut stack covers all its frames (up to
 // kMaxWalkFrames), so stacks that differ only beyond the cut get different
 // ids with the same frames (FORMAT.md allows such twins).
-Backtrace capture_backtrace(UnwindCache& cache, std::uint64_t* ips, std::size_t max_depth);
+Backtrace capture_backtrace(UnwindCache& cache, const StackStart& from, std::uint64_t* ips, std::size_t max_depth);
 
 // Copies the program's frames of the last walk, innermost first, into `ips`
 // (for a Backtrace with in_trace).
