@@ -49,6 +49,9 @@ class ByteWriter {
   constexpr std::size_t room() const { return ok_ ? out_.size() - pos_ : 0; }
   std::byte* cursor() const { return out_.data() + pos_; }
   void advance(std::byte* end) { pos_ = static_cast<std::size_t>(end - out_.data()); }
+  // A varint or byte where room() is known to hold it.
+  void varint_unchecked(std::uint64_t v) { advance(put_varint_unchecked(v, cursor())); }
+  void u8_unchecked(std::uint8_t v) { out_[pos_++] = std::byte{v}; }
   void raw(std::span<const std::byte> bytes) {
     if (!reserve(bytes.size())) return;
     if (!bytes.empty()) std::memcpy(out_.data() + pos_, bytes.data(), bytes.size());

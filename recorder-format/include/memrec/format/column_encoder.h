@@ -42,20 +42,20 @@ class ColumnEncoder {
 
   bool alloc(AllocFn fn, std::uint64_t time_ns, std::uint64_t addr, std::uint64_t size, std::uint32_t stack) {
     if (!room(kMaxFastRecord)) return false;
-    split_.col(Column::kTags).u8(static_cast<std::uint8_t>(Tag::kAllocBase) | static_cast<std::uint8_t>(fn));
-    split_.col(Column::kDt).varint(delta(state_.time_ns, time_ns));
-    split_.address(AddressKind::kAlloc, addr);
-    split_.col(Column::kSize).varint(size);
-    split_.col(Column::kStack).varint(delta(state_.stack, stack));
+    split_.col(Column::kTags).u8_unchecked(static_cast<std::uint8_t>(Tag::kAllocBase) | static_cast<std::uint8_t>(fn));
+    split_.put<false>(Column::kDt, delta(state_.time_ns, time_ns));
+    split_.address<false>(AddressKind::kAlloc, addr);
+    split_.put<false>(Column::kSize, size);
+    split_.put<false>(Column::kStack, delta(state_.stack, stack));
     state_ = DeltaState{time_ns, addr, stack};
     bound_ += kMaxFastRecord;
     return true;
   }
   bool free(std::uint64_t time_ns, std::uint64_t addr) {
     if (!room(kMaxFastRecord)) return false;
-    split_.col(Column::kTags).u8(static_cast<std::uint8_t>(Tag::kFree));
-    split_.col(Column::kDt).varint(delta(state_.time_ns, time_ns));
-    split_.address(AddressKind::kFree, addr);
+    split_.col(Column::kTags).u8_unchecked(static_cast<std::uint8_t>(Tag::kFree));
+    split_.put<false>(Column::kDt, delta(state_.time_ns, time_ns));
+    split_.address<false>(AddressKind::kFree, addr);
     state_.time_ns = time_ns;
     state_.addr = addr;
     bound_ += kMaxFastRecord;

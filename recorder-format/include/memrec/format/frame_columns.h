@@ -216,19 +216,29 @@ class ColumnSplitter {
   void set_v1_addr(std::uint64_t addr) { v1_addr_ = addr; }
 
   // Codes one heap or mapping address, as the split of its record does.
+  // kChecked false: the caller knows every column has room for a varint.
+  template <bool kChecked = true>
   void address(AddressKind kind, std::uint64_t addr) {
     IndexedAddressRing* ring = coder_.ring_for(kind);
     const std::optional<IndexedAddressRing::Hit> hit = ring != nullptr ? ring->find(addr) : std::nullopt;
     if (hit) {
-      col(Column::kAddrK).varint(kFirstRingSlot + hit->position);
+      put<kChecked>(Column::kAddrK, kFirstRingSlot + hit->position);
       ring->remove(*hit);
     } else {
       const auto d = static_cast<std::int64_t>(addr - coder_.previous);
       const bool aligned = (d & 15) == 0;
-      col(Column::kAddrK).varint(aligned ? kAddrMissAligned : kAddrMissUnaligned);
-      col(Column::kAddr).zz(aligned ? d >> 4 : d);
+      put<kChecked>(Column::kAddrK, aligned ? kAddrMissAligned : kAddrMissUnaligned);
+      put<kChecked>(Column::kAddr, zigzag(aligned ? d >> 4 : d));
     }
     coder_.seen(kind, addr);
+  }
+  template <bool kChecked = true>
+  void put(Column c, std::uint64_t v) {
+    if constexpr (kChecked) {
+      col(c).varint(v);
+    } else {
+      col(c).varint_unchecked(v);
+    }
   }
 
   // Splits whole records; false when they do not parse or a column is full
