@@ -36,7 +36,7 @@ class MetaApplier {
   }
   void operator()(const reader::ThreadNameRecord& r) { thread_entry(d_, by_tid_, r.tid).name = r.name; }
   void operator()(const reader::ThreadExitRecord& r) { thread_entry(d_, by_tid_, r.tid).exit_ns = r.time_ns; }
-  void operator()(const reader::StackRecord& r) { d_.stacks[r.id] = StackInfo{r.module_gen, r.truncated(), r.ips}; }
+  void operator()(const reader::StackRecord& r) { d_.stacks.add(r.id, r.module_gen, r.truncated(), r.ips); }
   void operator()(const reader::ModuleLoadRecord& r) {
     d_.modules.push_back(ModuleInfo{r.id, r.path, r.bias, r.build_id, r.segments, r.gen, std::nullopt});
   }
@@ -166,6 +166,7 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
   // Only now that the workers are joined may the frame index change.
   if (stop_frame) dump.truncate_at_frame(*stop_frame);
   order_streams(d);
+  d.stacks.seal();
   d.facts.frames = dump.index.frames.size();
   d.facts.truncated_at = dump.index.truncated_at;
   return d;

@@ -2,6 +2,8 @@
 // stacks that matter, in one batch so the symbolizer can spread modules over
 // its workers. A frame is interned by what the report shows — function, file,
 // line, module, inlined — and by its address only when the function is unknown.
+// Stacks share their callers (load/stack_table.h), and so do sites: the work
+// for a stack node is done once and remembered, not once per stack through it.
 #include "reports/call_sites.h"
 
 #include <fmt/format.h>
@@ -41,9 +43,16 @@ class AddressSymbols {
     // (ip, generation) -> (module, ip): resolved to a symbol index below.
     std::unordered_map<std::size_t, std::unordered_map<std::uint64_t, std::uint32_t>> by_module;
     std::vector<std::pair<IpGen, std::size_t>> placed;
-    for (const auto& [id, stack] : dump.stacks) {
-      if (id.value >= columns.size() || !matters(columns, id.value)) continue;
-      for (const std::uint64_t ip : stack.ips) {
+    // A node seen with a generation had its callers seen with it too: the
+    // walk up a stack stops there (a stamp per node; generations are few).
+    std::vector<std::uint32_t> seen(dump.stacks.node_count(), 0);
+    std::vector<std::uint64_t> stamps;
+    dump.stacks.for_each([&](StackId id, const StackTable::Stack& stack) {
+      if (id.value >= columns.size() || !matters(columns, id.value)) return;
+      const std::uint32_t stamp = stamp_of(stamps, stack.module_gen);
+      for (StackTable::Node n = stack.leaf; n != StackTable::kRoot && seen[n] != stamp; n = dump.stacks.caller(n)) {
+        seen[n] = stamp;
+        const std::uint64_t ip = dump.stacks.ip(n);
         if (index_.contains({ip, stack.module_gen})) continue;
         const ModuleInfo* m = map.find(ip, stack.module_gen);
         index_[{ip, stack.module_gen}] = kNone;
@@ -52,7 +61,8 @@ class AddressSymbols {
         if (by_module[mi].emplace(ip, kNone).second) ips_by_module[mi].push_back(ip);
         placed.push_back({{ip, stack.module_gen}, mi});
       }
-    }
+    });
+    seen = {};
     std::vector<SymbolizeModule> modules;
     modules.reserve(ips_by_module.size());
     for (const auto& [mi, ips] : ips_by_module) modules.push_back(symbolize_module(dump.modules[mi]));
@@ -69,6 +79,14 @@ class AddressSymbols {
       }
     }
     for (const auto& [key, mi] : placed) index_[key] = by_module[mi][key.ip];
+  }
+
+  // 1 + the index of `gen` in `stamps`, added if new.
+  static std::uint32_t stamp_of(std::vector<std::uint64_t>& stamps, std::uint64_t gen) {
+    const auto it = std::find(stamps.begin(), stamps.end(), gen);
+    if (it != stamps.end()) return static_cast<std::uint32_t>(it - stamps.begin() + 1);
+    stamps.push_back(gen);
+    return static_cast<std::uint32_t>(stamps.size());
   }
 
   // The index of the symbol of `ip` in a stack of `module_gen` (kNone outside
@@ -95,10 +113,107 @@ class AddressSymbols {
   std::vector<Symbol> symbols_;
 };
 
+// Sites as a tree of frame ids, outermost at the root, like the stacks
+// (load/stack_table.h): a site is a node, so equal frame lists are one node
+// and finding a site costs nothing once its node is known.
+class SiteTree {
+ public:
+  using Node = std::uint32_t;
+  static constexpr Node kRoot = 0;
+  static constexpr std::uint32_t kNoSite = ~0u;
+
+  SiteTree() : frames_(1, 0), callers_(1, kRoot), sites_(1, kNoSite), index_(1024, kRoot) {}
+
+  // The node of `frame` called from `caller`, made if new.
+  Node child(Node caller, std::uint32_t frame) {
+    if (index_.size() < 2 * frames_.size()) grow();
+    std::size_t i = slot_of(caller, frame);
+    for (; index_[i] != kRoot; i = (i + 1) & (index_.size() - 1)) {
+      const Node n = index_[i];
+      if (frames_[n] == frame && callers_[n] == caller) return n;
+    }
+    const auto n = static_cast<Node>(frames_.size());
+    frames_.push_back(frame);
+    callers_.push_back(caller);
+    sites_.push_back(kNoSite);
+    index_[i] = n;
+    return n;
+  }
+  // The frame ids from `n` to the root: the site's frames, innermost first.
+  std::vector<std::uint32_t> frames(Node n) const {
+    std::vector<std::uint32_t> out;
+    for (; n != kRoot; n = callers_[n]) out.push_back(frames_[n]);
+    return out;
+  }
+  std::uint32_t& site(Node n) { return sites_[n]; }
+
+ private:
+  std::size_t slot_of(Node caller, std::uint32_t frame) const {
+    std::uint64_t h = (static_cast<std::uint64_t>(caller) << 32) | frame;
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;  // murmur3's finalizer: every key bit reaches the low bits
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
+    return static_cast<std::size_t>(h ^ (h >> 33)) & (index_.size() - 1);
+  }
+  void grow() {
+    index_.assign(index_.size() * 2, kRoot);
+    for (Node n = 1; n < frames_.size(); ++n) {
+      std::size_t i = slot_of(callers_[n], frames_[n]);
+      while (index_[i] != kRoot) i = (i + 1) & (index_.size() - 1);
+      index_[i] = n;
+    }
+  }
+
+  std::vector<std::uint32_t> frames_;  // by node
+  std::vector<Node> callers_;          // by node
+  std::vector<std::uint32_t> sites_;   // by node: the site it is, or kNoSite
+  std::vector<Node> index_;            // (caller, frame) -> node, open addressing, at most half full
+};
+
 class Interner {
  public:
-  Interner(CallSites& out, AddressSymbols& symbols) : out_(out), symbols_(symbols), of_symbol_(symbols.size()) {}
+  Interner(CallSites& out, AddressSymbols& symbols, const StackTable& stacks)
+      : out_(out),
+        symbols_(symbols),
+        stacks_(stacks),
+        of_symbol_(symbols.size()),
+        memo_node_(stacks.node_count(), SiteTree::kRoot),
+        memo_stamp_(stacks.node_count(), 0) {}
 
+  // The site of `stack` (nullptr: no frames), made if new. Each stack node
+  // remembers its site node for its generation, so a stack costs only the
+  // frames no earlier stack shared with it. Frames are interned innermost
+  // first, as the stacks are listed, so frame ids do not depend on the memo.
+  CallSite& site(const StackTable::Stack* stack) {
+    SiteTree::Node at = SiteTree::kRoot;
+    if (stack != nullptr) {
+      const std::uint32_t stamp = AddressSymbols::stamp_of(stamps_, stack->module_gen);
+      path_.clear();
+      StackTable::Node n = stack->leaf;
+      for (; n != StackTable::kRoot && memo_stamp_[n] != stamp; n = stacks_.caller(n)) path_.push_back(n);
+      if (n != StackTable::kRoot) at = memo_node_[n];
+      ids_.clear();
+      bounds_.clear();
+      for (const StackTable::Node p : path_) {
+        append_frames(stacks_.ip(p), stack->module_gen, ids_);
+        bounds_.push_back(ids_.size());
+      }
+      for (std::size_t k = path_.size(); k-- > 0;) {
+        const std::size_t begin = k == 0 ? 0 : bounds_[k - 1];
+        for (std::size_t j = bounds_[k]; j-- > begin;) at = tree_.child(at, ids_[j]);
+        memo_node_[path_[k]] = at;
+        memo_stamp_[path_[k]] = stamp;
+      }
+    }
+    std::uint32_t& site = tree_.site(at);
+    if (site == SiteTree::kNoSite) {
+      site = static_cast<std::uint32_t>(out_.sites.size());
+      out_.sites.emplace_back();
+      out_.sites.back().frames = tree_.frames(at);
+    }
+    return out_.sites[site];
+  }
+
+ private:
   // Appends the frame ids of `ip` (its inline frames, innermost first). A
   // symbol's ids are made once and reused by every stack through it.
   void append_frames(std::uint64_t ip, std::uint64_t module_gen, std::vector<std::uint32_t>& into) {
@@ -120,17 +235,6 @@ class Interner {
     into.insert(into.end(), ids.begin(), ids.end());
   }
 
-  CallSite& site(const std::vector<std::uint32_t>& frames) {
-    // The set holds indices into out_.sites: the new site is put there first,
-    // and taken back if one with the same frames exists.
-    out_.sites.emplace_back();
-    out_.sites.back().frames = frames;
-    const auto [it, inserted] = sites_.insert(out_.sites.size() - 1);
-    if (!inserted) out_.sites.pop_back();
-    return out_.sites[*it];
-  }
-
- private:
   // Frames are equal by what the report shows, and by address only when the
   // function is unknown. The set holds indices into out_.frames, so a
   // frame's strings are kept once.
@@ -154,19 +258,6 @@ class Interner {
              x.inlined == y.inlined && (!x.function.empty() || x.module_offset == y.module_offset);
     }
   };
-  struct SiteHash {
-    const std::vector<CallSite>* sites;
-    std::size_t operator()(std::size_t i) const {
-      const std::vector<std::uint32_t>& v = (*sites)[i].frames;
-      std::size_t h = v.size();
-      for (const std::uint32_t x : v) h = h * 0x9e3779b97f4a7c15ull + x;
-      return h;
-    }
-  };
-  struct SiteEqual {
-    const std::vector<CallSite>* sites;
-    bool operator()(std::size_t a, std::size_t b) const { return (*sites)[a].frames == (*sites)[b].frames; }
-  };
 
   std::uint32_t frame(SiteFrame f) {
     out_.frames.push_back(std::move(f));
@@ -177,11 +268,18 @@ class Interner {
 
   CallSites& out_;
   AddressSymbols& symbols_;
+  const StackTable& stacks_;
   std::vector<std::vector<std::uint32_t>> of_symbol_;         // by symbol index: its frame ids
   std::unordered_map<std::uint64_t, std::uint32_t> unknown_;  // ip outside every module: its frame id
   std::unordered_set<std::uint32_t, FrameHash, FrameEqual> frames_{64, FrameHash{&out_.frames},
                                                                    FrameEqual{&out_.frames}};
-  std::unordered_set<std::size_t, SiteHash, SiteEqual> sites_{64, SiteHash{&out_.sites}, SiteEqual{&out_.sites}};
+  SiteTree tree_;
+  std::vector<SiteTree::Node> memo_node_;  // by stack node: its site node, for the generation in memo_stamp_
+  std::vector<std::uint32_t> memo_stamp_;  // by stack node: 0, or the stamp of that generation
+  std::vector<std::uint64_t> stamps_;      // the generations seen; stamp = index + 1
+  std::vector<StackTable::Node> path_;     // scratch: the stack nodes to do, innermost first
+  std::vector<std::uint32_t> ids_;         // scratch: their frame ids, innermost first
+  std::vector<std::size_t> bounds_;        // scratch: where each node's ids end in ids_
 };
 
 void add_figures(CallSite& site, const StackColumns& c, std::size_t s) {
@@ -213,21 +311,16 @@ void classify(CallSites& out) {
 CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer) {
   CallSites out;
   AddressSymbols symbols(dump, columns, symbolizer);
-  Interner interner(out, symbols);
-  std::vector<std::uint32_t> frames;
+  Interner interner(out, symbols, dump.stacks);
   for (std::size_t s = 0; s < columns.size(); ++s) {
     if (!matters(columns, s)) continue;
-    const auto it = dump.stacks.find(StackId{static_cast<std::uint32_t>(s)});
+    const StackTable::Stack* stack = dump.stacks.find(StackId{static_cast<std::uint32_t>(s)});
     // Stack 0 (unwinding failed) or an id never defined: a site without frames.
-    if (it == dump.stacks.end()) {
-      add_figures(interner.site({}), columns, s);
-      continue;
+    CallSite& site = interner.site(stack);
+    if (stack != nullptr) {
+      out.site_of_stack[static_cast<std::uint32_t>(s)] = static_cast<std::uint32_t>(&site - out.sites.data());
+      site.truncated = site.truncated || stack->truncated;
     }
-    frames.clear();
-    for (const std::uint64_t ip : it->second.ips) interner.append_frames(ip, it->second.module_gen, frames);
-    CallSite& site = interner.site(frames);
-    out.site_of_stack[static_cast<std::uint32_t>(s)] = static_cast<std::uint32_t>(&site - out.sites.data());
-    site.truncated = site.truncated || it->second.truncated;
     add_figures(site, columns, s);
   }
   classify(out);
