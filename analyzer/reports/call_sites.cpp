@@ -2,8 +2,9 @@
 // stacks that matter, in one batch so the symbolizer can spread modules over
 // its workers. A frame is interned by what the report shows — function, file,
 // line, module, inlined — and by its address only when the function is unknown.
-// Stacks share their callers (load/stack_table.h), and so do sites: the work
-// for a stack node is done once and remembered, not once per stack through it.
+// Stacks share their callers (load/stack_table.h): interning a stack node's
+// frames and hashing the frame list up to it are done once per node (and
+// module generation), not once per stack through it.
 #include "reports/call_sites.h"
 
 #include <fmt/format.h>
@@ -119,65 +120,6 @@ class AddressSymbols {
   std::vector<Symbol> symbols_;
 };
 
-// Sites as a tree of frame ids, outermost at the root, like the stacks
-// (load/stack_table.h): a site is a node, so equal frame lists are one node
-// and finding a site costs nothing once its node is known.
-class SiteTree {
- public:
-  using Node = std::uint32_t;
-  static constexpr Node kRoot = 0;
-  static constexpr std::uint32_t kNoSite = ~0u;
-
-  SiteTree() : frames_(1, 0), callers_(1, kRoot), sites_(1, kNoSite), index_(1024, kRoot) {}
-
-  // The node of `frame` called from `caller`, made if new.
-  Node child(Node caller, std::uint32_t frame) {
-    if (index_.size() < 2 * frames_.size()) grow();
-    std::size_t i = slot_of(caller, frame);
-    for (; index_[i] != kRoot; i = (i + 1) & (index_.size() - 1)) {
-      const Node n = index_[i];
-      if (frames_[n] == frame && callers_[n] == caller) return n;
-    }
-    const auto n = static_cast<Node>(frames_.size());
-    frames_.push_back(frame);
-    callers_.push_back(caller);
-    sites_.push_back(kNoSite);
-    index_[i] = n;
-    return n;
-  }
-  // The frame ids from `n` to the root: the site's frames, innermost first.
-  std::vector<std::uint32_t> frames(Node n) const {
-    std::size_t depth = 0;
-    for (Node m = n; m != kRoot; m = callers_[m]) ++depth;
-    std::vector<std::uint32_t> out;
-    out.reserve(depth);  // exactly: 155,000 sites of ~61 frames are the report's largest part
-    for (; n != kRoot; n = callers_[n]) out.push_back(frames_[n]);
-    return out;
-  }
-  std::uint32_t& site(Node n) { return sites_[n]; }
-
- private:
-  std::size_t slot_of(Node caller, std::uint32_t frame) const {
-    std::uint64_t h = (static_cast<std::uint64_t>(caller) << 32) | frame;
-    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;  // murmur3's finalizer: every key bit reaches the low bits
-    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;
-    return static_cast<std::size_t>(h ^ (h >> 33)) & (index_.size() - 1);
-  }
-  void grow() {
-    index_.assign(index_.size() * 2, kRoot);
-    for (Node n = 1; n < frames_.size(); ++n) {
-      std::size_t i = slot_of(callers_[n], frames_[n]);
-      while (index_[i] != kRoot) i = (i + 1) & (index_.size() - 1);
-      index_[i] = n;
-    }
-  }
-
-  std::vector<std::uint32_t> frames_;  // by node
-  std::vector<Node> callers_;          // by node
-  std::vector<std::uint32_t> sites_;   // by node: the site it is, or kNoSite
-  std::vector<Node> index_;            // (caller, frame) -> node, open addressing, at most half full
-};
-
 class Interner {
  public:
   Interner(CallSites& out, AddressSymbols& symbols, const StackTable& stacks)
@@ -185,21 +127,24 @@ class Interner {
         symbols_(symbols),
         stacks_(stacks),
         of_symbol_(symbols.size()),
-        memo_node_(stacks.node_count(), SiteTree::kRoot),
+        memo_key_(stacks.node_count(), 0),
         memo_stamp_(stacks.node_count(), 0) {}
 
-  // The site of `stack` (nullptr: no frames), made if new. Each stack node
-  // remembers its site node for its generation, so a stack costs only the
-  // frames no earlier stack shared with it. Frames are interned innermost
-  // first, as the stacks are listed, so frame ids do not depend on the memo.
+  // The site of `stack` (nullptr: no frames), made if new. A site is found
+  // by a hash of its frame ids, outermost first, that each stack node
+  // remembers for its generation: a stack costs the frames no earlier stack
+  // shared with it, and one walk to list its frames. Frames are interned
+  // innermost first, as the stacks list them, so frame ids do not depend on
+  // the memo.
   CallSite& site(const StackTable::Stack* stack) {
-    SiteTree::Node at = SiteTree::kRoot;
+    std::uint64_t key = kNoFrames;
+    listed_.clear();
     if (stack != nullptr) {
       const std::uint32_t stamp = symbols_.stamp_of(stack->module_gen);
       path_.clear();
       StackTable::Node n = stack->leaf;
       for (; n != StackTable::kRoot && memo_stamp_[n] != stamp; n = stacks_.caller(n)) path_.push_back(n);
-      if (n != StackTable::kRoot) at = memo_node_[n];
+      if (n != StackTable::kRoot) key = memo_key_[n];
       ids_.clear();
       bounds_.clear();
       for (const StackTable::Node p : path_) {
@@ -208,18 +153,23 @@ class Interner {
       }
       for (std::size_t k = path_.size(); k-- > 0;) {
         const std::size_t begin = k == 0 ? 0 : bounds_[k - 1];
-        for (std::size_t j = bounds_[k]; j-- > begin;) at = tree_.child(at, ids_[j]);
-        memo_node_[path_[k]] = at;
+        for (std::size_t j = bounds_[k]; j-- > begin;) key = extend(key, ids_[j]);
+        memo_key_[path_[k]] = key;
         memo_stamp_[path_[k]] = stamp;
       }
+      for (n = stack->leaf; n != StackTable::kRoot; n = stacks_.caller(n)) append_frames(n, stamp, listed_);
     }
-    std::uint32_t& site = tree_.site(at);
-    if (site == SiteTree::kNoSite) {
-      site = static_cast<std::uint32_t>(out_.sites.size());
-      out_.sites.emplace_back();
-      out_.sites.back().frames = tree_.frames(at);
+    // Equal frames give equal keys; a different list under the same key
+    // (a 64-bit collision) moves on to the next key.
+    for (;; ++key) {
+      const auto [it, inserted] = site_of_key_.try_emplace(key, static_cast<std::uint32_t>(out_.sites.size()));
+      if (inserted) {
+        out_.sites.emplace_back();
+        out_.sites.back().frames.assign(listed_.begin(), listed_.end());  // exactly its size
+        return out_.sites.back();
+      }
+      if (out_.sites[it->second].frames == listed_) return out_.sites[it->second];
     }
-    return out_.sites[site];
   }
 
  private:
@@ -283,13 +233,23 @@ class Interner {
   std::unordered_map<std::uint64_t, std::uint32_t> unknown_;  // ip outside every module: its frame id
   std::unordered_set<std::uint32_t, FrameHash, FrameEqual> frames_{64, FrameHash{&out_.frames},
                                                                    FrameEqual{&out_.frames}};
-  SiteTree tree_;
-  std::vector<SiteTree::Node> memo_node_;  // by stack node: its site node, for the generation in memo_stamp_
+  static constexpr std::uint64_t kNoFrames = 0x9e3779b97f4a7c15ull;  // the key of an empty frame list
+
+  // The key of a frame list with `frame` inside the list keyed `key`.
+  static std::uint64_t extend(std::uint64_t key, std::uint32_t frame) {
+    std::uint64_t h = key ^ ((frame + 1ull) * 0xff51afd7ed558ccdull);
+    h = (h ^ (h >> 33)) * 0xc4ceb9fe1a85ec53ull;  // murmur3's finalizer: order matters, bits spread
+    h = (h ^ (h >> 33)) * 0xff51afd7ed558ccdull;
+    return h ^ (h >> 33);
+  }
+
+  std::unordered_map<std::uint64_t, std::uint32_t> site_of_key_;  // a site's key: its index in out_.sites
+  std::vector<std::uint64_t> memo_key_;    // by stack node: its key, for the generation in memo_stamp_
   std::vector<std::uint32_t> memo_stamp_;  // by stack node: 0, or the stamp of that generation
-  std::vector<std::uint64_t> stamps_;      // the generations seen; stamp = index + 1
   std::vector<StackTable::Node> path_;     // scratch: the stack nodes to do, innermost first
   std::vector<std::uint32_t> ids_;         // scratch: their frame ids, innermost first
   std::vector<std::size_t> bounds_;        // scratch: where each node's ids end in ids_
+  std::vector<std::uint32_t> listed_;      // scratch: the stack's frame ids, innermost first
 };
 
 void add_figures(CallSite& site, const StackColumns& c, std::size_t s) {
