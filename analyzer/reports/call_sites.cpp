@@ -10,10 +10,12 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
+#include <thread>
 #include <unordered_set>
 
 #include "model/module_map.h"
 #include "reports/runtime_frames.h"
+#include "symbolize/parallel.h"
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {
@@ -130,17 +132,18 @@ class Interner {
         memo_key_(stacks.node_count(), 0),
         memo_stamp_(stacks.node_count(), 0) {}
 
-  // The site of `stack` (nullptr: no frames), made if new. A site is found
-  // by a hash of its frame ids, outermost first, that each stack node
-  // remembers for its generation: a stack costs the frames no earlier stack
-  // shared with it, and one walk to list its frames. Frames are interned
-  // innermost first, as the stacks list them, so frame ids do not depend on
-  // the memo.
+  // The site of `stack` (nullptr: no frames), made if new; its frames are
+  // listed by list_frames(). A site is found by a hash of its frame ids,
+  // outermost first, that each stack node remembers for its generation: a
+  // stack costs the frames no earlier stack shared with it. Frames are
+  // interned innermost first, as the stacks list them, so frame ids do not
+  // depend on the memo.
   CallSite& site(const StackTable::Stack* stack) {
     std::uint64_t key = kNoFrames;
-    listed_.clear();
+    const Listing listing{stack == nullptr ? StackTable::kRoot : stack->leaf,
+                          stack == nullptr ? 0 : symbols_.stamp_of(stack->module_gen)};
     if (stack != nullptr) {
-      const std::uint32_t stamp = symbols_.stamp_of(stack->module_gen);
+      const std::uint32_t stamp = listing.stamp;
       path_.clear();
       StackTable::Node n = stack->leaf;
       for (; n != StackTable::kRoot && memo_stamp_[n] != stamp; n = stacks_.caller(n)) path_.push_back(n);
@@ -157,7 +160,6 @@ class Interner {
         memo_key_[path_[k]] = key;
         memo_stamp_[path_[k]] = stamp;
       }
-      for (n = stack->leaf; n != StackTable::kRoot; n = stacks_.caller(n)) append_frames(n, stamp, listed_);
     }
     // Equal frames give equal keys; a different list under the same key
     // (a 64-bit collision) moves on to the next key.
@@ -165,14 +167,58 @@ class Interner {
       const auto [it, inserted] = site_of_key_.try_emplace(key, static_cast<std::uint32_t>(out_.sites.size()));
       if (inserted) {
         out_.sites.emplace_back();
-        out_.sites.back().frames.assign(listed_.begin(), listed_.end());  // exactly its size
+        listings_.push_back(listing);
         return out_.sites.back();
       }
-      if (out_.sites[it->second].frames == listed_) return out_.sites[it->second];
+      if (same_frames(listings_[it->second], listing)) return out_.sites[it->second];
     }
   }
 
+  // Lists every site's frames (read-only work on what site() interned, so
+  // spread over `threads`), then frees what only site() needed.
+  void list_frames(unsigned threads) {
+    constexpr std::size_t kSitesPerTask = 1024;
+    const std::size_t tasks = (out_.sites.size() + kSitesPerTask - 1) / kSitesPerTask;
+    parallel_for(tasks, threads, [&](std::size_t t) {
+      std::vector<std::uint32_t> listed;
+      const std::size_t end = std::min(out_.sites.size(), (t + 1) * kSitesPerTask);
+      for (std::size_t i = t * kSitesPerTask; i < end; ++i) {
+        listed.clear();
+        list(listings_[i], listed);
+        out_.sites[i].frames.assign(listed.begin(), listed.end());  // exactly its size: the report's largest part
+      }
+    });
+    listings_ = {};
+    memo_key_ = {};
+    memo_stamp_ = {};
+  }
+
  private:
+  // The stack a site's frames are listed from: its innermost node and generation.
+  struct Listing {
+    StackTable::Node leaf = StackTable::kRoot;
+    std::uint32_t stamp = 0;
+  };
+
+  // Appends the frames of `l`, innermost first; every node on it was interned.
+  void list(const Listing& l, std::vector<std::uint32_t>& into) const {
+    for (StackTable::Node n = l.leaf; n != StackTable::kRoot; n = stacks_.caller(n)) {
+      const std::uint32_t i = symbols_.index(n, l.stamp);
+      if (i == AddressSymbols::kNone) {
+        into.push_back(unknown_.at(stacks_.ip(n)));
+      } else {
+        into.insert(into.end(), of_symbol_[i].begin(), of_symbol_[i].end());
+      }
+    }
+  }
+  bool same_frames(const Listing& a, const Listing& b) {
+    listed_.clear();
+    other_.clear();
+    list(a, listed_);
+    list(b, other_);
+    return listed_ == other_;
+  }
+
   // Appends the frame ids of `ip` (its inline frames, innermost first). A
   // symbol's ids are made once and reused by every stack through it.
   void append_frames(StackTable::Node n, std::uint32_t stamp, std::vector<std::uint32_t>& into) {
@@ -249,7 +295,9 @@ class Interner {
   std::vector<StackTable::Node> path_;     // scratch: the stack nodes to do, innermost first
   std::vector<std::uint32_t> ids_;         // scratch: their frame ids, innermost first
   std::vector<std::size_t> bounds_;        // scratch: where each node's ids end in ids_
-  std::vector<std::uint32_t> listed_;      // scratch: the stack's frame ids, innermost first
+  std::vector<std::uint32_t> listed_;      // scratch: two frame lists that share a key
+  std::vector<std::uint32_t> other_;
+  std::vector<Listing> listings_;  // by site: where its frames are listed from
 };
 
 void add_figures(CallSite& site, const StackColumns& c, std::size_t s) {
@@ -296,6 +344,7 @@ CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, 
     }
     add_figures(site, columns, s);
   }
+  interner.list_frames(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   classify(out);
   return out;
 }
