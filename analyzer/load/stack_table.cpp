@@ -34,6 +34,14 @@ void StackTable::clear() {
   defined_ = 0;
 }
 
+StackTable StackTable::tree() const {
+  StackTable t;
+  t.seal();
+  t.nodes_ = nodes_;
+  t.addresses_ = addresses_;
+  return t;
+}
+
 void StackTable::seal() {
   node_index_ = {};
   address_index_ = {};

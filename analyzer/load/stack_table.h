@@ -42,6 +42,9 @@ class StackTable {
   bool empty() const { return defined_ == 0; }
   // Forgets every stack and node.
   void clear();
+  // A sealed copy of the nodes and addresses without the stacks: for a
+  // reader that walks nodes it noted (call_sites.cpp) after the table is gone.
+  StackTable tree() const;
   // Frees the lookup only add() uses; a later add() rebuilds it.
   void seal();
 

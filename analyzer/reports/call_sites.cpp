@@ -10,7 +10,9 @@
 #include <fmt/format.h>
 #include <algorithm>
 #include <map>
+#include <memory>
 #include <thread>
+#include <tuple>
 #include <unordered_set>
 
 #include "model/module_map.h"
@@ -19,6 +21,68 @@
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {
+
+// What a SiteFrames view walks: the stack tree, and the frame ids of each
+// (generation stamp, address number) as runs in one pool.
+struct SiteFrames::Chains {
+  StackTable stacks;
+  std::size_t addresses = 0;             // address numbers per stamp
+  std::vector<std::uint32_t> run_begin;  // by (stamp - 1) * addresses + address, and one past the last
+  std::vector<std::uint32_t> ids;
+
+  std::pair<const std::uint32_t*, const std::uint32_t*> run(std::uint32_t node, std::uint32_t stamp) const {
+    const std::size_t k = (stamp - 1) * addresses + stacks.address_of(node);
+    return {ids.data() + run_begin[k], ids.data() + run_begin[k + 1]};
+  }
+};
+
+SiteFrames::SiteFrames(std::vector<std::uint32_t> ids) : size_(static_cast<std::uint32_t>(ids.size())) {
+  if (ids.empty()) return;
+  auto chains = std::make_shared<Chains>();
+  chains->ids = std::move(ids);
+  chains_ = std::move(chains);
+}
+
+SiteFrames::const_iterator SiteFrames::begin() const {
+  const_iterator it;
+  if (size_ == 0) return it;
+  if (stamp_ == 0) {
+    it.at_ = chains_->ids.data();
+    it.run_end_ = it.at_ + chains_->ids.size();
+    return it;
+  }
+  it.chains_ = chains_.get();
+  it.node_ = leaf_;
+  it.stamp_ = stamp_;
+  std::tie(it.at_, it.run_end_) = chains_->run(leaf_, stamp_);
+  it.settle();
+  return it;
+}
+
+void SiteFrames::const_iterator::settle() {
+  while (at_ == run_end_) {
+    if (chains_ != nullptr) node_ = chains_->stacks.caller(node_);
+    if (chains_ == nullptr || node_ == StackTable::kRoot) {
+      at_ = nullptr;
+      node_ = 0;
+      return;
+    }
+    std::tie(at_, run_end_) = chains_->run(node_, stamp_);
+  }
+}
+
+SiteFrames::const_iterator& SiteFrames::const_iterator::operator++() {
+  ++at_;
+  settle();
+  return *this;
+}
+
+std::uint32_t SiteFrames::operator[](std::size_t i) const {
+  auto it = begin();
+  std::advance(it, i);
+  return *it;
+}
+
 namespace {
 
 bool matters(const StackColumns& c, std::size_t s) {
@@ -108,6 +172,11 @@ class AddressSymbols {
     const std::uint32_t i = of_address_[stamp - 1][stacks_.address_of(n)];
     return i == kUnseen ? kNone : i;
   }
+  std::uint32_t index_of_address(std::uint32_t a, std::uint32_t stamp) const {
+    const std::uint32_t i = of_address_[stamp - 1][a];
+    return i == kUnseen ? kNone : i;
+  }
+  std::uint32_t stamp_count() const { return static_cast<std::uint32_t>(gens_.size()); }
   const Symbol& symbol(std::uint32_t i) const { return symbols_[i]; }
   // Frees a symbol's strings once its frames are interned.
   void release(std::uint32_t i) { symbols_[i] = Symbol{}; }
@@ -174,23 +243,45 @@ class Interner {
     }
   }
 
-  // Lists every site's frames (read-only work on what site() interned, so
-  // spread over `threads`), then frees what only site() needed.
+  // Gives every site its frames: a view of the stack it was made from, over
+  // a copy of the stack tree and each address's frame ids, so no site stores
+  // its ids (cc1plus: 9.5 M). Frees what only site() needed first.
   void list_frames(unsigned threads) {
+    memo_key_ = {};
+    memo_stamp_ = {};
+    auto chains = std::make_shared<SiteFrames::Chains>();
+    chains->stacks = stacks_.tree();
+    chains->addresses = stacks_.address_count();
+    const std::uint32_t stamps = symbols_.stamp_count();
+    chains->run_begin.reserve(stamps * chains->addresses + 1);
+    for (std::uint32_t stamp = 1; stamp <= stamps; ++stamp) {
+      for (std::uint32_t a = 0; a < chains->addresses; ++a) {
+        chains->run_begin.push_back(static_cast<std::uint32_t>(chains->ids.size()));
+        const std::uint32_t i = symbols_.index_of_address(a, stamp);
+        if (i != AddressSymbols::kNone) {
+          chains->ids.insert(chains->ids.end(), of_symbol_[i].begin(), of_symbol_[i].end());
+        } else if (const auto it = unknown_.find(stacks_.ip_of_address(a)); it != unknown_.end()) {
+          chains->ids.push_back(it->second);
+        }
+      }
+    }
+    chains->run_begin.push_back(static_cast<std::uint32_t>(chains->ids.size()));
+    // Each view's length: a walk per site, read-only, so spread over the cores.
     constexpr std::size_t kSitesPerTask = 1024;
     const std::size_t tasks = (out_.sites.size() + kSitesPerTask - 1) / kSitesPerTask;
     parallel_for(tasks, threads, [&](std::size_t t) {
-      std::vector<std::uint32_t> listed;
       const std::size_t end = std::min(out_.sites.size(), (t + 1) * kSitesPerTask);
       for (std::size_t i = t * kSitesPerTask; i < end; ++i) {
-        listed.clear();
-        list(listings_[i], listed);
-        out_.sites[i].frames.assign(listed.begin(), listed.end());  // exactly its size: the report's largest part
+        const Listing& l = listings_[i];
+        std::uint32_t size = 0;
+        for (StackTable::Node n = l.leaf; n != StackTable::kRoot; n = stacks_.caller(n)) {
+          const auto [first, last] = chains->run(n, l.stamp);
+          size += static_cast<std::uint32_t>(last - first);
+        }
+        out_.sites[i].frames = SiteFrames(chains, l.leaf, l.stamp, size);
       }
     });
     listings_ = {};
-    memo_key_ = {};
-    memo_stamp_ = {};
   }
 
  private:
