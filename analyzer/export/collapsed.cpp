@@ -39,7 +39,8 @@ std::string export_collapsed(const std::vector<const HeapReport*>& reports, Expo
       if (value == 0) continue;
       std::string stack;
       if (reports.size() > 1) stack = folded_name(SiteFrame{process_frame_name(*r), {}, 0, {}, 0, false});
-      for (auto f = site.frames.rbegin(); f != site.frames.rend(); ++f) {
+      const std::vector<std::uint32_t> frames = site.frames.to_vector();
+      for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
         if (!stack.empty()) stack += ';';
         stack += folded_name(r->sites.frames[*f]);
       }

@@ -157,7 +157,8 @@ std::string export_svg(const std::vector<const HeapReport*>& reports, ExportMetr
         n = child.get();
       };
       if (reports.size() > 1) descend(process_frame_name(*r));
-      for (auto f = site.frames.rbegin(); f != site.frames.rend(); ++f) descend(export_frame_name(r->sites.frames[*f]));
+      const std::vector<std::uint32_t> frames = site.frames.to_vector();
+      for (auto f = frames.rbegin(); f != frames.rend(); ++f) descend(export_frame_name(r->sites.frames[*f]));
     }
   }
   const std::size_t max_depth = depth_of(root);

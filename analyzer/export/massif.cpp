@@ -41,15 +41,17 @@ std::string node_text(const SiteFrame& f) {
   return out;
 }
 
-void write_tree(const CallSites& cs, const std::vector<std::size_t>& sites, std::size_t depth, std::string& out) {
+// `frames`: by site, its frame ids (innermost first), listed once for the
+// whole tree rather than walked per depth.
+void write_tree(const CallSites& cs, const std::vector<std::vector<std::uint32_t>>& frames,
+                const std::vector<std::size_t>& sites, std::size_t depth, std::string& out) {
   // Children: by the frame at `depth`; sites whose stack ends here stay in this node.
   std::map<std::uint32_t, Branch> children;
   for (const std::size_t i : sites) {
-    const CallSite& s = cs.sites[i];
-    if (depth >= s.frames.size()) continue;
-    Branch& b = children[s.frames[depth]];
+    if (depth >= frames[i].size()) continue;
+    Branch& b = children[frames[i][depth]];
     b.sites.push_back(i);
-    b.bytes += s.peak_bytes;
+    b.bytes += cs.sites[i].peak_bytes;
   }
   std::vector<std::pair<std::uint32_t, const Branch*>> order;
   for (const auto& [frame, branch] : children) order.emplace_back(frame, &branch);
@@ -59,17 +61,18 @@ void write_tree(const CallSites& cs, const std::vector<std::size_t>& sites, std:
     std::size_t grandchildren = 0;
     std::map<std::uint32_t, bool> seen;
     for (const std::size_t i : branch->sites) {
-      if (depth + 1 < cs.sites[i].frames.size()) seen[cs.sites[i].frames[depth + 1]] = true;
+      if (depth + 1 < frames[i].size()) seen[frames[i][depth + 1]] = true;
     }
     grandchildren = seen.size();
     out += fmt::format("{}n{}: {} {}\n", std::string(depth + 1, ' '), grandchildren, branch->bytes,
                        node_text(cs.frames[frame]));
-    write_tree(cs, branch->sites, depth + 1, out);
+    write_tree(cs, frames, branch->sites, depth + 1, out);
   }
 }
 
 std::string peak_tree(const HeapReport& r) {
   std::vector<std::size_t> sites;
+  std::vector<std::vector<std::uint32_t>> frames(r.sites.sites.size());
   std::map<std::uint32_t, bool> roots;
   std::uint64_t total = 0;
   for (std::size_t i = 0; i < r.sites.sites.size(); ++i) {
@@ -78,11 +81,12 @@ std::string peak_tree(const HeapReport& r) {
     total += s.peak_bytes;
     if (s.frames.empty()) continue;  // no stack: counted in the root only
     sites.push_back(i);
-    roots[s.frames[0]] = true;
+    frames[i] = s.frames.to_vector();
+    roots[frames[i][0]] = true;
   }
   std::string out =
       fmt::format("n{}: {} (heap allocation functions) malloc/new/new[], --alloc-fns, etc.\n", roots.size(), total);
-  write_tree(r.sites, sites, 0, out);
+  write_tree(r.sites, frames, sites, 0, out);
   return out;
 }
 

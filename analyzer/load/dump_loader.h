@@ -25,8 +25,10 @@ Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options
 Result<LoadedDump> load_dump(reader::Dump dump, const LoadOptions& options = {});
 
 // Receives each frame's heap events (by tid, each in that thread's order)
-// once the frame's metadata is in `dump`: a Stack record is always there
-// before the first event that uses it. It may move the events out.
+// once the frame's metadata is in `dump`, except its stacks: `dump.stacks` is
+// filled on a thread of its own and may be read only once the load returns
+// (every event names its stack by id; nothing needs the frames before the
+// reports). It may move the events out.
 using FrameEventsFn = std::function<void(const LoadedDump& dump, std::size_t frame, FrameData& data)>;
 
 // Like load_dump, but hands the events to `on_events` instead of keeping

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "load/stack_table.h"
 #include "memrec/format/records.h"
 #include "memrec/reader/dump_reader.h"
 #include "model/heap_event.h"
@@ -50,12 +51,6 @@ struct ModuleInfo {
   std::optional<std::uint64_t> unload_gen;
 };
 
-struct StackInfo {
-  std::uint64_t module_gen = 0;
-  bool truncated = false;
-  std::vector<std::uint64_t> ips;  // innermost first
-};
-
 struct LoadedDump {
   std::string path;
   reader::FileHeader header;
@@ -63,7 +58,7 @@ struct LoadedDump {
   RecordCounts counts;
   std::vector<ThreadInfo> threads;  // in order of first appearance
   std::vector<ModuleInfo> modules;  // in order of definition
-  std::unordered_map<StackId, StackInfo> stacks;
+  StackTable stacks;
   std::vector<reader::RecordingRecord> recording;
   std::uint64_t rss_max_bytes = 0;
   std::vector<reader::RssRecord> rss;         // every sample, in file order (10 a second by default)

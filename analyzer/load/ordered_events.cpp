@@ -10,19 +10,18 @@
 
 #include <algorithm>
 #include <atomic>
-#include <limits>
 #include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
-#include "memrec/reader/frame_decoder.h"
+#include "load/frame_times.h"
 #include "model/stream_merger.h"
 
 namespace memrec::analyzer {
 namespace {
 
-constexpr std::uint64_t kNever = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kNever = kNoEventTime;
 
 // Gives back the pages of a frame read for the last time in this pass. The
 // file's pages stay in the page cache, so a later touch is a minor fault;
@@ -61,23 +60,10 @@ class PageDropper {
   bool enabled_ = false;
 };
 
-// The earliest event time of a frame; the realloc's free precedes its alloc.
-class EarliestTime final : public reader::RecordVisitor {
- public:
-  std::uint64_t earliest = kNever;
-  void on_alloc(const reader::AllocRecord& r) override { saw(r.time_ns); }
-  void on_free(const reader::FreeRecord& r) override { saw(r.time_ns); }
-  void on_realloc(const reader::ReallocRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
-  void on_mmap(const reader::MmapRecord& r) override { saw(r.time_ns); }
-  void on_munmap(const reader::MunmapRecord& r) override { saw(r.time_ns); }
-  void on_mremap(const reader::MremapRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
-
- private:
-  void saw(std::uint64_t t) { earliest = std::min(earliest, t); }
-};
-
 // Pass one, on `threads` workers plus the caller (which reports progress).
 // A frame that fails to decode gets kNever: the second pass stops there.
+// A frame the scan reads but the decoder would reject may get an earlier
+// time instead; that only holds events back longer, never changes their order.
 std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned threads, const LoadOptions& options) {
   const std::size_t n = dump.index.frames.size();
   std::vector<std::uint64_t> earliest(n, kNever);
@@ -86,12 +72,9 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
   const PageDropper pages(dump);
   pages.drop(0, dump.file_bytes());  // what indexing the frames faulted in
   const auto work = [&](bool report) {
-    reader::FrameDecoder decoder;
+    FrameTimeScanner scanner;
     for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
-      EarliestTime visitor;
-      if (decoder.decode(dump.bytes(), dump.index.frames[i], dump.name(), visitor).ok()) {
-        earliest[i] = visitor.earliest;
-      }
+      earliest[i] = scanner.earliest(dump.bytes(), dump.index.frames[i], dump.name());
       pages.drop_frame(dump.index.frames[i]);
       const std::size_t finished = done.fetch_add(1) + 1;
       if (report && options.progress) options.progress(finished, 2 * n);

@@ -18,8 +18,8 @@ namespace memrec::analyzer {
 class OrderedEventSink {
  public:
   virtual ~OrderedEventSink() = default;
-  // `thread` indexes LoadedDump::threads of the dump being streamed. Every
-  // Stack record an event names is in the dump before the event arrives.
+  // `thread` indexes LoadedDump::threads of the dump being streamed. The
+  // dump's stacks are complete only once stream_dump returns (dump_loader.h).
   virtual void on_event(const HeapEvent& event, std::uint32_t thread) = 0;
   // A run of consecutive events in merged order, all of one thread: one
   // virtual call per run instead of per event. The default hands them on one by one.

@@ -148,6 +148,9 @@ void StackReplay::finish() {
     totals_.leaked_bytes += block.size;
     ++totals_.leaked_count;
   });
+  live_ = AddressMap();
+  live_bytes_ = {};
+  stamp_ = {};
 }
 
 }  // namespace memrec::analyzer

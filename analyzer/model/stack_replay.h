@@ -63,7 +63,9 @@ class StackReplay final : public OrderedEventSink {
 
   void on_event(const HeapEvent& event, std::uint32_t thread) override;
   void on_events(std::span<const HeapEvent> events, std::uint32_t thread) override;
-  // Once every event is in: counts the leaks and fixes the peak column.
+  // Once every event is in: counts the leaks and fixes the peak column, then
+  // frees the live blocks (live_block() finds none after it): the call sites
+  // built next are the report's peak of memory.
   void finish();
 
   const StackColumns& columns() const { return columns_; }

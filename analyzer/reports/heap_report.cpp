@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "load/free_pages.h"
 #include "load/ordered_events.h"
 
 namespace memrec::analyzer {
@@ -100,6 +101,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   auto streamed = stream_dump(path, load, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
   if (!streamed) return streamed.error();
   replay.finish();
+  return_free_pages();  // what the decoding threads and the live blocks held
   if (timeline != nullptr) timeline->add_rss(streamed->dump.rss);
 
   HeapReport r;

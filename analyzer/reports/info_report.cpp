@@ -12,16 +12,16 @@
 namespace memrec::analyzer {
 namespace {
 
-std::vector<LeakFrame> resolve_frames(const LoadedDump& d, const ModuleMap& modules, const StackInfo& stack) {
+std::vector<LeakFrame> resolve_frames(const LoadedDump& d, const ModuleMap& modules, const StackTable::Stack& stack) {
   std::vector<LeakFrame> frames;
-  frames.reserve(stack.ips.size());
-  for (const std::uint64_t ip : stack.ips) {
+  frames.reserve(stack.depth);
+  d.stacks.for_each_ip(stack, [&](std::uint64_t ip) {
     LeakFrame f{ip, std::nullopt};
     if (const ModuleInfo* m = modules.find(ip, stack.module_gen)) {
       f.module = static_cast<std::size_t>(m - d.modules.data());
     }
     frames.push_back(f);
-  }
+  });
   return frames;
 }
 
@@ -37,9 +37,9 @@ std::vector<LeakGroup> group_leaks(const LoadedDump& d, const HeapReplay& heap) 
   std::vector<LeakGroup> leaks;
   leaks.reserve(by_stack.size());
   for (auto& [id, group] : by_stack) {
-    if (const auto it = d.stacks.find(id); it != d.stacks.end()) {
-      group.truncated = it->second.truncated;
-      group.frames = resolve_frames(d, modules, it->second);
+    if (const StackTable::Stack* stack = d.stacks.find(id)) {
+      group.truncated = stack->truncated;
+      group.frames = resolve_frames(d, modules, *stack);
     }
     leaks.push_back(std::move(group));
   }

@@ -27,7 +27,8 @@ struct FlameTree {
   void add(const CallSites& sites, const CallSite& site, std::uint64_t value, std::size_t slot = 0) {
     std::uint32_t node = 0;
     nodes[0].value[slot] += value;
-    for (auto f = site.frames.rbegin(); f != site.frames.rend(); ++f) {
+    const std::vector<std::uint32_t> frames = site.frames.to_vector();
+    for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
       std::string name = frame_label(sites.frames[*f]);
       const auto it = nodes[node].children.find(name);
       std::uint32_t child = 0;

@@ -25,9 +25,11 @@ TEST_SUITE("export/shared_model") {
   TEST_CASE("site_of_stack maps stacks with the same frames to one site") {
     LoadedDump dump;
     // Addresses outside every module: frames keep their address, no symbolizer work.
-    dump.stacks[StackId{1}] = StackInfo{0, false, {0x500, 0x600}};
-    dump.stacks[StackId{2}] = StackInfo{0, false, {0x500, 0x600}};
-    dump.stacks[StackId{3}] = StackInfo{0, false, {0x700}};
+    const std::uint64_t two_frames[] = {0x500, 0x600};
+    const std::uint64_t one_frame[] = {0x700};
+    dump.stacks.add(StackId{1}, 0, false, two_frames);
+    dump.stacks.add(StackId{2}, 0, false, two_frames);
+    dump.stacks.add(StackId{3}, 0, false, one_frame);
     StackColumns columns;
     columns.resize(4);
     columns.allocations = {0, 1, 2, 5};
