@@ -15,13 +15,13 @@
 #include <utility>
 #include <vector>
 
-#include "load/frame_times.h"
+#include "memrec/reader/frame_times.h"
 #include "model/stream_merger.h"
 
 namespace memrec::analyzer {
 namespace {
 
-constexpr std::uint64_t kNever = kNoEventTime;
+constexpr std::uint64_t kNever = reader::kNoEventTime;
 
 // Gives back the pages of a frame read for the last time in this pass. The
 // file's pages stay in the page cache, so a later touch is a minor fault;
@@ -72,7 +72,7 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
   const PageDropper pages(dump);
   pages.drop(0, dump.file_bytes());  // what indexing the frames faulted in
   const auto work = [&](bool report) {
-    FrameTimeScanner scanner;
+    reader::FrameTimeScanner scanner;
     for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
       earliest[i] = scanner.earliest(dump.bytes(), dump.index.frames[i], dump.name());
       pages.drop_frame(dump.index.frames[i]);

@@ -6,12 +6,12 @@
 #include <cstdint>
 #include <vector>
 
-#include "load/frame_times.h"
 #include "memrec/reader/dump_reader.h"
+#include "memrec/reader/frame_times.h"
 #include "support/dump_builder.h"
 
 using namespace memrec;
-using namespace memrec::analyzer;
+using namespace memrec::reader;
 using format::AllocFn;
 using testing::DumpBuilder;
 using testing::FrameLayout;
@@ -57,7 +57,7 @@ std::vector<std::uint64_t> scan_all(const DumpBuilder& b) {
 
 }  // namespace
 
-TEST_SUITE("analyzer/frame_times") {
+TEST_SUITE("reader/frame_times") {
   TEST_CASE("finds the earliest event of a frame whatever its layout") {
     for (const FrameLayout layout : {FrameLayout::kColumns, FrameLayout::kRecords, FrameLayout::kVersion1}) {
       CAPTURE(static_cast<int>(layout));

@@ -2,8 +2,8 @@
 // from its record's body in `rest`, as FORMAT.md "Columns" and "Delta state"
 // lay them out; the other five columns are never read. Must agree with the
 // full decoder on every frame that decodes (frame_times_test.cpp checks it);
-// on one that does not, any answer is safe (ordered_events.cpp).
-#include "load/frame_times.h"
+// on one that does not, any answer is safe (analyzer/load/ordered_events.cpp).
+#include "memrec/reader/frame_times.h"
 
 #include <zstd.h>
 
@@ -13,7 +13,7 @@
 #include "memrec/format/records.h"
 #include "memrec/format/varint.h"
 
-namespace memrec::analyzer {
+namespace memrec::reader {
 namespace {
 
 using format::Tag;
@@ -163,15 +163,15 @@ std::optional<std::uint64_t> earliest_in_columns(std::span<const std::byte> colu
 namespace {
 
 // The full decoder's answer: what the first pass did before the scan.
-class EarliestTime final : public reader::RecordVisitor {
+class EarliestTime final : public RecordVisitor {
  public:
   std::uint64_t earliest = kNoEventTime;
-  void on_alloc(const reader::AllocRecord& r) override { saw(r.time_ns); }
-  void on_free(const reader::FreeRecord& r) override { saw(r.time_ns); }
-  void on_realloc(const reader::ReallocRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
-  void on_mmap(const reader::MmapRecord& r) override { saw(r.time_ns); }
-  void on_munmap(const reader::MunmapRecord& r) override { saw(r.time_ns); }
-  void on_mremap(const reader::MremapRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
+  void on_alloc(const AllocRecord& r) override { saw(r.time_ns); }
+  void on_free(const FreeRecord& r) override { saw(r.time_ns); }
+  void on_realloc(const ReallocRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
+  void on_mmap(const MmapRecord& r) override { saw(r.time_ns); }
+  void on_munmap(const MunmapRecord& r) override { saw(r.time_ns); }
+  void on_mremap(const MremapRecord& r) override { saw(std::min(r.free_ns, r.alloc_ns)); }
 
  private:
   void saw(std::uint64_t t) { earliest = std::min(earliest, t); }
@@ -183,7 +183,7 @@ FrameTimeScanner::FrameTimeScanner() : dctx_(ZSTD_createDCtx()) {}
 
 FrameTimeScanner::~FrameTimeScanner() { ZSTD_freeDCtx(dctx_); }
 
-std::uint64_t FrameTimeScanner::earliest(std::span<const std::byte> file, const reader::FrameInfo& frame,
+std::uint64_t FrameTimeScanner::earliest(std::span<const std::byte> file, const FrameInfo& frame,
                                          std::string_view name) {
   if (dctx_ == nullptr || frame.format_version < 2 || frame.end_offset() > file.size()) {
     return earliest_by_decoding(file, frame, name);
@@ -200,10 +200,10 @@ std::uint64_t FrameTimeScanner::earliest(std::span<const std::byte> file, const 
   return earliest ? *earliest : earliest_by_decoding(file, frame, name);
 }
 
-std::uint64_t FrameTimeScanner::earliest_by_decoding(std::span<const std::byte> file, const reader::FrameInfo& frame,
+std::uint64_t FrameTimeScanner::earliest_by_decoding(std::span<const std::byte> file, const FrameInfo& frame,
                                                      std::string_view name) {
   EarliestTime visitor;
   return decoder_.decode(file, frame, name, visitor).ok() ? visitor.earliest : kNoEventTime;
 }
 
-}  // namespace memrec::analyzer
+}  // namespace memrec::reader

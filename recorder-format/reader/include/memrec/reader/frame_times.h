@@ -1,8 +1,9 @@
 // The earliest heap or mapping event time of a frame, for the first pass of
-// load/ordered_events.cpp. A version-2 column payload keeps every time delta
-// in its `dt` column (and a few in `rest`), so the times are read from those
-// two columns and the tags alone, without rebuilding the addresses: that
-// rebuild is most of a full decode. Anything else goes to the full decoder.
+// the analyzer's ordered replay (analyzer/load/ordered_events.cpp). A
+// version-2 column payload keeps every time delta in its `dt` column (and a
+// few in `rest`), so the times are read from those two columns and the tags
+// alone, without rebuilding the addresses: that rebuild is most of a full
+// decode. Anything else goes to the full decoder.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +18,7 @@
 
 struct ZSTD_DCtx_s;
 
-namespace memrec::analyzer {
+namespace memrec::reader {
 
 inline constexpr std::uint64_t kNoEventTime = std::numeric_limits<std::uint64_t>::max();
 
@@ -37,15 +38,14 @@ class FrameTimeScanner {
 
   // The frame's earliest event time; kNoEventTime when it has none or does
   // not decode (the second pass stops at such a frame).
-  std::uint64_t earliest(std::span<const std::byte> file, const reader::FrameInfo& frame, std::string_view name);
+  std::uint64_t earliest(std::span<const std::byte> file, const FrameInfo& frame, std::string_view name);
 
  private:
-  std::uint64_t earliest_by_decoding(std::span<const std::byte> file, const reader::FrameInfo& frame,
-                                     std::string_view name);
+  std::uint64_t earliest_by_decoding(std::span<const std::byte> file, const FrameInfo& frame, std::string_view name);
 
   ZSTD_DCtx_s* dctx_ = nullptr;
   std::vector<std::byte> payload_;
-  reader::FrameDecoder decoder_;  // the fallback
+  FrameDecoder decoder_;  // the fallback
 };
 
-}  // namespace memrec::analyzer
+}  // namespace memrec::reader
