@@ -69,6 +69,8 @@ class ColumnEncoder {
     const std::span<const std::byte> bytes = other_.written();
     if (!room(bytes.size() + kSplitGrowth)) return false;
     split_.set_v1_addr(state_.addr);
+    // Cannot fail: RecordEncoder's bytes always parse, and every column has
+    // the room checked above.
     if (!split_.add(bytes)) return false;
     state_ = other_.state();
     bound_ = size();
