@@ -61,6 +61,14 @@ class ByteReader {
       fail("a string runs off the end");
       return {};
     }
+    return take(n);
+  }
+  // The next `n` bytes; empty, and failed, when fewer are left.
+  std::span<const std::byte> take(std::uint64_t n) {
+    if (!ok() || n > remaining()) {
+      fail("a field runs off the end");
+      return {};
+    }
     const auto out = in_.subspan(pos_, static_cast<std::size_t>(n));
     pos_ += static_cast<std::size_t>(n);
     return out;

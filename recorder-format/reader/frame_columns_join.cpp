@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "column_directory.h"
 #include "memrec/format/frame_columns.h"
 
 namespace memrec::reader {
@@ -24,7 +25,6 @@ class ColumnReader {
     pos_ = 0;
   }
   bool used_up() const { return pos_ == in_.size(); }
-  std::size_t position() const { return pos_; }
   std::optional<std::uint64_t> varint() {
     const auto v = format::get_varint(in_.subspan(pos_));
     if (!v) return std::nullopt;
@@ -55,23 +55,10 @@ class Joiner {
 
   // The column directory; false when it does not describe `payload` exactly.
   bool open(std::span<const std::byte> payload) {
-    ColumnReader dir;
-    dir.reset(payload);
-    const auto n = dir.varint();
-    if (!n || *n != format::kColumnCount) return false;
-    std::array<std::uint64_t, format::kColumnCount> sizes{};
-    for (auto& size : sizes) {
-      const auto v = dir.varint();
-      if (!v || *v > payload.size()) return false;
-      size = *v;
-    }
-    std::span<const std::byte> rest = payload.subspan(dir.position());
-    for (std::size_t i = 0; i < format::kColumnCount; ++i) {
-      if (sizes[i] > rest.size()) return false;
-      cols_[i].reset(rest.first(sizes[i]));
-      rest = rest.subspan(sizes[i]);
-    }
-    return rest.empty();
+    const auto columns = detail::split_directory(payload);
+    if (!columns) return false;
+    for (std::size_t i = 0; i < format::kColumnCount; ++i) cols_[i].reset((*columns)[i]);
+    return true;
   }
 
   // Rebuilds every record; an error message, or empty on success.

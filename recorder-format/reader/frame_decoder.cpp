@@ -1,8 +1,9 @@
 // Decompresses frames with one reusable zstd context per decoder. Every zstd
 // result is checked, in release builds too: a frame must decompress to exactly
 // the size its envelope promises. A version-2 payload's layout byte says
-// whether records or columns follow; columns are joined back into records
-// here, so the record decoder sees version 1's layout only.
+// whether records or columns follow. decode() reads columns directly
+// (column_decoder.cpp); decompress() joins them back into version 1's
+// records for callers that want the bytes.
 #include "memrec/reader/frame_decoder.h"
 
 #include <zstd.h>
@@ -23,8 +24,8 @@ FrameDecoder::FrameDecoder() : dctx_(ZSTD_createDCtx()) {
 
 FrameDecoder::~FrameDecoder() { ZSTD_freeDCtx(dctx_); }
 
-Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std::byte> file, const FrameInfo& frame,
-                                                            std::string_view name) {
+Result<std::span<const std::byte>> FrameDecoder::inflate(std::span<const std::byte> file, const FrameInfo& frame,
+                                                         std::string_view name) {
   if (frame.end_offset() > file.size()) {
     return Error{ErrorCode::kInternal,
                  fmt::format("{}: frame at offset {} lies past the end of the file", name, frame.offset)};
@@ -36,20 +37,11 @@ Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std:
   const bool failed = ZSTD_isError(got) != 0;
   if (!failed && got == frame.decompressed_bytes) {
     const std::span<const std::byte> payload(payload_);
-    if (frame.format_version < 2) return payload;
-    if (payload.empty()) {
+    if (frame.format_version >= 2 && payload.empty()) {
       return Error{ErrorCode::kCorrupt,
                    fmt::format("{}: corrupt frame at offset {}: no layout byte", name, frame.offset)};
     }
-    const auto layout = static_cast<std::uint8_t>(payload[0]);
-    if (layout == format::kLayoutRecords) return payload.subspan(1);
-    if (layout != format::kLayoutColumns) {
-      return Error{ErrorCode::kCorrupt,
-                   fmt::format("{}: corrupt frame at offset {}: unknown layout {}", name, frame.offset, layout)};
-    }
-    const Status joined = join_columns(payload.subspan(1), records_, name, frame.offset);
-    if (!joined) return joined.error();
-    return std::span<const std::byte>(records_);
+    return payload;
   }
 
   if (frame.reaches_zero_tail) {
@@ -67,11 +59,36 @@ Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std:
                            frame.offset, got, frame.decompressed_bytes)};
 }
 
+namespace {
+
+Error unknown_layout(std::string_view name, const FrameInfo& frame, std::uint8_t layout) {
+  return Error{ErrorCode::kCorrupt,
+               fmt::format("{}: corrupt frame at offset {}: unknown layout {}", name, frame.offset, layout)};
+}
+
+}  // namespace
+
+Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std::byte> file, const FrameInfo& frame,
+                                                            std::string_view name) {
+  const auto payload = inflate(file, frame, name);
+  if (!payload || frame.format_version < 2) return payload;
+  const auto layout = static_cast<std::uint8_t>((*payload)[0]);
+  if (layout == format::kLayoutRecords) return payload->subspan(1);
+  if (layout != format::kLayoutColumns) return unknown_layout(name, frame, layout);
+  const Status joined = join_columns(payload->subspan(1), records_, name, frame.offset);
+  if (!joined) return joined.error();
+  return std::span<const std::byte>(records_);
+}
+
 Status FrameDecoder::decode(std::span<const std::byte> file, const FrameInfo& frame, std::string_view name,
                             RecordVisitor& visitor) {
-  const auto payload = decompress(file, frame, name);
+  const auto payload = inflate(file, frame, name);
   if (!payload) return payload.error();
-  return decode_records(*payload, name, frame.offset, visitor);
+  if (frame.format_version < 2) return decode_records(*payload, name, frame.offset, visitor);
+  const auto layout = static_cast<std::uint8_t>((*payload)[0]);
+  if (layout == format::kLayoutRecords) return decode_records(payload->subspan(1), name, frame.offset, visitor);
+  if (layout != format::kLayoutColumns) return unknown_layout(name, frame, layout);
+  return decode_columns(payload->subspan(1), name, frame.offset, visitor);
 }
 
 }  // namespace memrec::reader

@@ -8,17 +8,13 @@
 
 #include "byte_reader.h"
 #include "memrec/reader/frame_decoder.h"
+#include "record_body.h"
 
 namespace memrec::reader {
 namespace {
 
+using detail::DecodeState;
 using format::Tag;
-
-struct DecodeState {
-  format::DeltaState delta;  // time, addr, stack: reset for every frame
-  bool have_thread = false;
-  std::uint64_t tid = 0;
-};
 
 struct Cursor {
   ByteReader& in;
@@ -246,8 +242,12 @@ constexpr auto kDecoders = [] {
   return t;
 }();
 
-// Returns false for a tag this version does not know.
-bool decode_one(Cursor& c, std::uint8_t tag) {
+}  // namespace
+
+namespace detail {
+
+bool decode_record_body(ByteReader& in, std::uint8_t tag, DecodeState& state, RecordVisitor& visitor) {
+  Cursor c{in, state, visitor};
   if ((tag & format::kAllocTagMask) == static_cast<std::uint8_t>(Tag::kAllocBase)) {
     if ((tag & ~format::kAllocTagMask) >= format::kAllocFnCount) return false;
     decode_alloc(c, tag);
@@ -258,17 +258,16 @@ bool decode_one(Cursor& c, std::uint8_t tag) {
   return true;
 }
 
-}  // namespace
+}  // namespace detail
 
 Status decode_records(std::span<const std::byte> payload, std::string_view name, std::uint64_t frame_offset,
                       RecordVisitor& visitor) {
   ByteReader in(payload);
   DecodeState state;
-  Cursor cursor{in, state, visitor};
   for (std::uint64_t index = 0; !in.at_end(); ++index) {
     const std::size_t record_at = in.pos();
     const std::uint8_t tag = in.u8();
-    if (!decode_one(cursor, tag)) in.fail("unknown record tag");
+    if (!detail::decode_record_body(in, tag, state, visitor)) in.fail("unknown record tag");
     if (!in.ok()) {
       return Error{ErrorCode::kCorrupt,
                    fmt::format("{}: corrupt frame at offset {}: {} (record {}, tag 0x{:02x}, payload byte {}); the "

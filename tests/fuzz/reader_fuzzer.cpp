@@ -148,6 +148,12 @@ std::uint64_t stream_frames(const Dump& dump) {
   std::uint64_t payload_bytes = 0;
   for (const FrameInfo& frame : dump.index.frames) {
     payload_bytes += frame.decompressed_bytes;
+    // decode() reads columns without joining them. A columns byte can stand
+    // for at most a ten-byte varint of version 1, hence the capacity.
+    ReencodingVisitor direct(11 * frame.decompressed_bytes + 64);
+    const Status direct_status = decoder.decode(dump.bytes(), frame, dump.name(), direct);
+    if (!direct_status) check_frame_error(direct_status.error(), frame);
+    const std::vector<std::byte> direct_bytes(direct.written().begin(), direct.written().end());
     const auto payload = decoder.decompress(dump.bytes(), frame, dump.name());
     if (!payload) {
       check_frame_error(payload.error(), frame);
@@ -164,6 +170,15 @@ std::uint64_t stream_frames(const Dump& dump) {
     const Status status = decode_records(*payload, dump.name(), frame.offset, visitor);
     // Every record takes at least its tag byte.
     require(visitor.records <= payload->size());
+    // What decode() accepts the join accepts too, with the same records; it
+    // may reject more (a record in `rest` must use exactly its length).
+    if (direct_status) {
+      require(status.ok() && direct.records == visitor.records);
+      if (direct.complete() && visitor.complete()) {
+        require(
+            std::equal(direct_bytes.begin(), direct_bytes.end(), visitor.written().begin(), visitor.written().end()));
+      }
+    }
     if (!status) {
       check_frame_error(status.error(), frame);
       break;

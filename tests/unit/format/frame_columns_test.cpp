@@ -223,9 +223,122 @@ std::pair<std::vector<std::byte>, std::size_t> read_records(const DumpBuilder& b
   return {bytes, all->records.size()};
 }
 
+// Writes every record it visits back as version-1 bytes: what a reader made
+// of a payload, comparable byte for byte with the records it came from.
+class Reencoder final : public reader::RecordVisitor {
+ public:
+  Reencoder() : buf_(8u << 20), e_(buf_) {}
+  std::vector<std::byte> bytes() const { return {e_.written().begin(), e_.written().end()}; }
+
+  void on_thread(const reader::ThreadRecord& r) override { REQUIRE(e_.thread(r.tid)); }
+  void on_alloc(const reader::AllocRecord& r) override {
+    REQUIRE(e_.alloc(r.fn, r.time_ns, r.addr, r.size, r.stack.value));
+  }
+  void on_free(const reader::FreeRecord& r) override { REQUIRE(e_.free(r.time_ns, r.addr)); }
+  void on_realloc(const reader::ReallocRecord& r) override {
+    REQUIRE(e_.realloc(r.fn, r.free_ns, r.old_addr, r.alloc_ns, r.new_addr, r.size, r.stack.value));
+  }
+  void on_mmap(const reader::MmapRecord& r) override {
+    REQUIRE(e_.mmap(r.time_ns, r.addr, r.size, static_cast<std::uint32_t>(r.prot), static_cast<std::uint32_t>(r.flags),
+                    r.stack.value));
+  }
+  void on_munmap(const reader::MunmapRecord& r) override { REQUIRE(e_.munmap(r.time_ns, r.addr, r.size)); }
+  void on_mremap(const reader::MremapRecord& r) override {
+    REQUIRE(e_.mremap(r.free_ns, r.old_addr, r.old_size, r.alloc_ns, r.new_addr, r.new_size, r.stack.value));
+  }
+  void on_stack(const reader::StackRecord& r) override { REQUIRE(e_.stack(r.id.value, r.module_gen, r.flags, r.ips)); }
+  void on_module_load(const reader::ModuleLoadRecord& r) override {
+    REQUIRE(e_.module_load(r.id.value, r.gen, r.path, r.bias, r.build_id, r.segments));
+  }
+  void on_module_unload(const reader::ModuleUnloadRecord& r) override { REQUIRE(e_.module_unload(r.id.value, r.gen)); }
+  void on_thread_start(const reader::ThreadStartRecord& r) override {
+    REQUIRE(e_.thread_start(r.tid, r.time_ns, r.name));
+  }
+  void on_thread_name(const reader::ThreadNameRecord& r) override { REQUIRE(e_.thread_name(r.tid, r.name)); }
+  void on_thread_exit(const reader::ThreadExitRecord& r) override { REQUIRE(e_.thread_exit(r.tid, r.time_ns)); }
+  void on_rss(const reader::RssRecord& r) override { REQUIRE(e_.rss(r.time_ns, r.rss_bytes)); }
+  void on_recording(const reader::RecordingRecord& r) override { REQUIRE(e_.recording(r.time_ns, r.on)); }
+  void on_counters(const reader::CountersRecord& r) override {
+    std::vector<format::CounterValue> values;
+    for (const auto& [key, value] : r.values) values.push_back({static_cast<format::Counter>(key), value});
+    REQUIRE(e_.counters(values));
+  }
+  void on_end(const reader::EndRecord& r) override { REQUIRE(e_.end(r.time_ns)); }
+
+ private:
+  std::vector<std::byte> buf_;
+  format::RecordEncoder e_;
+};
+
+// decode_columns() on a payload with its layout byte: the records it visited
+// (re-encoded) and its status.
+std::pair<std::vector<std::byte>, Status> decode_direct(std::span<const std::byte> payload) {
+  REQUIRE(!payload.empty());
+  Reencoder visited;
+  Status status = reader::decode_columns(payload.subspan(1), "c.dat", 99, visited);
+  return {visited.bytes(), std::move(status)};
+}
+
+// join_columns() then decode_records(), the other way to read the same payload.
+std::pair<std::vector<std::byte>, Status> decode_joined(std::span<const std::byte> payload) {
+  std::vector<std::byte> joined;
+  Reencoder visited;
+  Status status = join(payload, joined);
+  if (status.ok()) status = reader::decode_records(joined, "c.dat", 99, visited);
+  return {visited.bytes(), std::move(status)};
+}
+
 }  // namespace
 
 TEST_SUITE("format/frame_columns") {
+  TEST_CASE("decoding columns directly visits the records they were split from") {
+    for (std::uint32_t seed = 1; seed <= 200; ++seed) {
+      CAPTURE(seed);
+      const auto records = records_of(seed, 1 + static_cast<int>(seed * 7 % 500));
+      const auto [visited, status] = decode_direct(columns_payload(records));
+      REQUIRE(status.ok());
+      CHECK(visited == records);
+    }
+  }
+
+  TEST_CASE("damaged columns decode directly as they join, or stop earlier, never a crash") {
+    const auto good = columns_payload(records_of(9, 400));
+    std::mt19937 rng(4);
+    int failed = 0;
+    int stricter = 0;
+    for (int i = 0; i < 3000; ++i) {
+      CAPTURE(i);
+      auto bad = good;
+      for (int flips = 0; flips < 1 + static_cast<int>(rng() % 4); ++flips) {
+        bad[1 + rng() % (bad.size() - 1)] = std::byte{static_cast<std::uint8_t>(rng())};
+      }
+      const auto [direct, direct_status] = decode_direct(bad);
+      const auto [joined, joined_status] = decode_joined(bad);
+      if (direct_status.ok()) {
+        CHECK(joined_status.ok());
+        CHECK(direct == joined);
+        continue;
+      }
+      ++failed;
+      CHECK(direct_status.error().code == ErrorCode::kCorrupt);
+      CHECK(direct_status.error().message.find("c.dat: corrupt frame at offset 99: ") == 0);
+      if (joined_status.ok()) {
+        // Joined, a record whole in `rest` whose length was damaged lends
+        // bytes to the next one and may still parse; decoded directly, each
+        // body must be exactly its length.
+        ++stricter;
+        CHECK(direct_status.error().message.find("(record 0x") != std::string::npos);
+      }
+      // Up to the damage both read the same records (the join checks every
+      // column before the decoder visits anything, so it may visit none).
+      const auto& shorter = direct.size() < joined.size() ? direct : joined;
+      const auto& longer = direct.size() < joined.size() ? joined : direct;
+      CHECK(std::equal(shorter.begin(), shorter.end(), longer.begin()));
+    }
+    CHECK(failed > 1000);  // the damage does break frames
+    CHECK(stricter < 30);
+  }
+
   TEST_CASE("random record streams split into columns and join back to the same bytes") {
     for (std::uint32_t seed = 1; seed <= 200; ++seed) {
       CAPTURE(seed);
@@ -316,6 +429,12 @@ TEST_SUITE("format/frame_columns") {
     REQUIRE(slot[addr_k_at] == std::byte{format::kAddrMissAligned});
     slot[addr_k_at] = std::byte{format::kFirstRingSlot};
     CHECK(error_of(slot).find("an address names ring slot 0 of 0") != std::string::npos);
+    // The direct decoder says the same of each.
+    for (const auto& bad : {longer, six, slot}) {
+      const auto direct = decode_direct(bad).second;
+      REQUIRE_FALSE(direct.ok());
+      CHECK(direct.error().message == error_of(bad));
+    }
   }
 
   TEST_CASE("random damage to columns is an error or a stream, never a crash") {

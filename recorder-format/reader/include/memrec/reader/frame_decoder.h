@@ -25,6 +25,13 @@ namespace memrec::reader {
 Status decode_records(std::span<const std::byte> payload, std::string_view name, std::uint64_t frame_offset,
                       RecordVisitor& visitor);
 
+// Decodes a version-2 kLayoutColumns payload (without its layout byte)
+// straight from its columns, as join_columns() then decode_records() would,
+// with the same checks: kCorrupt, naming `name` and `frame_offset`, when the
+// columns do not decode exactly.
+Status decode_columns(std::span<const std::byte> payload, std::string_view name, std::uint64_t frame_offset,
+                      RecordVisitor& visitor);
+
 class FrameDecoder {
  public:
   FrameDecoder();
@@ -40,10 +47,16 @@ class FrameDecoder {
   Result<std::span<const std::byte>> decompress(std::span<const std::byte> file, const FrameInfo& frame,
                                                 std::string_view name);
 
-  // decompress() then decode_records(). Nothing is visited if decompression fails.
+  // Decompresses `frame` and visits its records: decode_columns() for a
+  // columns payload, decode_records() otherwise. Nothing is visited if
+  // decompression fails.
   Status decode(std::span<const std::byte> file, const FrameInfo& frame, std::string_view name, RecordVisitor& visitor);
 
  private:
+  // The decompressed payload, its layout byte (if any) still in front.
+  Result<std::span<const std::byte>> inflate(std::span<const std::byte> file, const FrameInfo& frame,
+                                             std::string_view name);
+
   ZSTD_DCtx_s* dctx_ = nullptr;
   std::vector<std::byte> payload_;
   std::vector<std::byte> records_;  // a columns payload joined
