@@ -25,7 +25,7 @@ std::optional<LiveBlock> AddressMap::insert(std::uint64_t addr, const LiveBlock&
     if (!old) ++size_;
     return old;
   }
-  if ((size_ + 1) * 8 > slots_.size() * 7) rehash(slots_.size() * 2);
+  if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
   std::size_t i = home(addr);
   while (slots_[i].addr != kEmpty && slots_[i].addr != addr) i = (i + 1) & mask();
   if (slots_[i].addr == addr) return std::exchange(slots_[i].block, block);

@@ -30,6 +30,8 @@ class AddressMap {
   // Removes the block at `addr`; returns it, or nothing if none was there.
   std::optional<LiveBlock> erase(std::uint64_t addr);
   const LiveBlock* find(std::uint64_t addr) const;
+  // Starts loading the slot `addr` hashes to, for a lookup a few events later.
+  void prefetch(std::uint64_t addr) const { __builtin_prefetch(&slots_[home(addr)]); }
 
   // Calls fn(addr, block) for every block, in no particular order.
   template <typename Fn>
@@ -57,8 +59,13 @@ class AddressMap {
   std::size_t mask() const { return slots_.size() - 1; }
   void rehash(std::size_t capacity);
 
-  std::vector<Slot> slots_;  // a power of two, at most 7/8 full
-  std::size_t size_ = 0;     // including top_
+  // A power of two, at most half full. At up to 7/8, churn's replay (a
+  // free and an allocation per step, 4,096 blocks live) spent a quarter of
+  // its time in the probe and shift loops, whose lengths it cannot predict;
+  // at most half full it spends a tenth, for 64-128 bytes a live block
+  // instead of 37-73 (cc1plus's report: the same peak).
+  std::vector<Slot> slots_;
+  std::size_t size_ = 0;  // including top_
   int shift_ = 64;
   std::optional<LiveBlock> top_;
 };

@@ -54,7 +54,13 @@ void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) { step(e, t
 
 void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread) {
   if (thread >= last_alloc_.size()) last_alloc_.resize(thread + 1, kNoBlock);
-  for (const HeapEvent& e : events) step(e, thread);
+  // The live block's slot is fetched a few events ahead: churn's replay
+  // waits on it otherwise (10 ms of 0.32 s).
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
+    step(events[i], thread);
+  }
 }
 
 inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
