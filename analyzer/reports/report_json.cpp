@@ -6,6 +6,7 @@
 // listed each site once per ranking, every frame in full).
 #include "reports/report_output.h"
 
+#include "reports/first_use_numbering.h"
 #include "reports/json_writer.h"
 
 namespace memrec::analyzer {
@@ -100,39 +101,24 @@ nlohmann::json report_figures_json(const HeapReport& r, const WindowedFigures& f
 
 namespace {
 
-constexpr std::uint32_t kUnlisted = ~0u;
-
 // What a report lists: the sites of each ranking's top, each site once, and
-// each distinct frame of those sites once. Numbered in the order first
-// listed (rankings in kAllRankings order, frames innermost first), so the
-// document does not depend on how CallSites happens to number them.
+// each distinct frame of those sites once, numbered in the order first listed
+// (rankings in kAllRankings order, frames innermost first).
 struct Listing {
-  std::vector<std::uint32_t> sites;                  // indices into CallSites::sites
-  std::vector<std::uint32_t> frames;                 // indices into CallSites::frames
-  std::vector<std::uint32_t> frame_number;           // by CallSites::frames index: its place in `frames`
-  std::vector<std::vector<std::uint32_t>> rankings;  // places in `sites`, kAllRankings order
+  explicit Listing(const CallSites& cs) : sites(cs.sites.size()), frames(cs.frames.size()) {}
+  FirstUseNumbering sites;                           // of CallSites::sites
+  FirstUseNumbering frames;                          // of CallSites::frames
+  std::vector<std::vector<std::uint32_t>> rankings;  // site numbers, kAllRankings order
 };
 
 Listing list_sites(const HeapReport& r, std::size_t top) {
-  Listing l;
-  std::vector<std::uint32_t> site_number(r.sites.sites.size(), kUnlisted);
+  Listing l(r.sites);
   for (const SiteRanking ranking : kAllRankings) {
     std::vector<std::uint32_t>& ranked = l.rankings.emplace_back();
-    for (const std::size_t i : top_sites(r, ranking, top)) {
-      if (site_number[i] == kUnlisted) {
-        site_number[i] = static_cast<std::uint32_t>(l.sites.size());
-        l.sites.push_back(static_cast<std::uint32_t>(i));
-      }
-      ranked.push_back(site_number[i]);
-    }
+    for (const std::size_t i : top_sites(r, ranking, top)) ranked.push_back(l.sites.use(static_cast<std::uint32_t>(i)));
   }
-  l.frame_number.assign(r.sites.frames.size(), kUnlisted);
-  for (const std::uint32_t s : l.sites) {
-    for (const std::uint32_t f : r.sites.sites[s].frames) {
-      if (l.frame_number[f] != kUnlisted) continue;
-      l.frame_number[f] = static_cast<std::uint32_t>(l.frames.size());
-      l.frames.push_back(f);
-    }
+  for (const std::uint32_t s : l.sites.used()) {
+    for (const std::uint32_t f : r.sites.sites[s].frames) l.frames.use(f);
   }
   return l;
 }
@@ -147,16 +133,16 @@ void write_heap_report(JsonWriter& w, const HeapReport& r, std::size_t top) {
   w.members(report_figures_json(r, windowed_figures(r)));
   w.key("frames");
   w.begin_array();
-  for (const std::uint32_t f : l.frames) w.value(frame_json(r.sites.frames[f]), Layout::kInline);
+  for (const std::uint32_t f : l.frames.used()) w.value(frame_json(r.sites.frames[f]), Layout::kInline);
   w.end_array();
   w.key("sites");
   w.begin_array();
-  for (const std::uint32_t s : l.sites) {
+  for (const std::uint32_t s : l.sites.used()) {
     const CallSite& site = r.sites.sites[s];
     w.begin_object(Layout::kInline);
     w.key("frames");
     w.begin_array();
-    for (const std::uint32_t f : site.frames) w.value(l.frame_number[f]);
+    for (const std::uint32_t f : site.frames) w.value(l.frames[f]);
     w.end_array();
     w.members(site_figures_json(site));
     w.end_object();

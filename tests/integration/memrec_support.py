@@ -332,6 +332,21 @@ def resolved_site(rep: Mapping, index: int) -> dict:
     return {**site, "frames": [rep["frames"][f] for f in site["frames"]]}
 
 
+# ---- memrec diff --json (tests/integration/test_diff_*.py) ----------------
+
+def diff_sites(doc: Mapping) -> list[dict]:
+    """The sites of a `memrec diff --json` document (schema memrec-diff v2),
+    in its order, each with its frames looked up in the frame table, after
+    checking the table: each frame once, every index in range, none unused."""
+    assert doc["schema"] == "memrec-diff" and doc["version"] == 2
+    frames, sites = doc["frames"], doc["sites"]
+    keys = [json.dumps(f, sort_keys=True) for f in frames]
+    assert len(set(keys)) == len(keys), "a frame is listed twice"
+    used = {i for s in sites for i in s["frames"]}
+    assert used == set(range(len(frames))), "a frame index out of range, or a frame no site uses"
+    return [{**s, "frames": [frames[i] for i in s["frames"]]} for s in sites]
+
+
 def only_process(doc: Mapping) -> dict:
     """The report of a document holding exactly one process."""
     assert len(doc["processes"]) == 1, f"expected one process, got {[p['pid'] for p in doc['processes']]}"
