@@ -1,6 +1,6 @@
 // Builds both reports with the report's own code (reports/heap_report.h),
 // compares them (diff/site_diff.h), prints text or JSON, then checks the
-// --fail-if thresholds. JSON schema "memrec-diff" version 1: docs/exports.md.
+// --fail-if thresholds. JSON schema "memrec-diff" version 2: docs/exports.md.
 #include "diff/diff_command.h"
 
 #include <fmt/format.h>
@@ -13,6 +13,8 @@
 #include "diff/fail_if.h"
 #include "diff/site_diff.h"
 #include "exit_codes.h"
+#include "reports/first_use_numbering.h"
+#include "reports/json_writer.h"
 #include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
 
@@ -116,34 +118,64 @@ json side_json(const HeapReport& r) {
       {"window", {{"from_ns", r.window.from_ns}, {"to_ns", r.window.to_ns ? json(*r.window.to_ns) : json(nullptr)}}}};
 }
 
-json diff_json(const HeapReport& base, const HeapReport& next, const HeapDiff& d, const json& gates) {
-  json sites = json::array();
+// The document is written as it is made, and each frame of the listed sites
+// once in "frames" (sites point into it), for the reason the report's is
+// (reports/report_json.cpp): a diff of two cc1plus runs lists 155,000 sites
+// of ~61 frames, which version 1 wrote as 5-field objects of one DOM.
+bool write_diff_json(std::ostream& out, const HeapReport& base, const HeapReport& next, const HeapDiff& d,
+                     const json& gates) {
+  using Layout = JsonWriter::Layout;
+  FirstUseNumbering frames(d.frames.size());
   for (const SiteDiff& s : d.sites) {
-    json frames = json::array();
-    for (const DiffFrame& f : s.frames) {
-      frames.push_back({{"function", f.function.empty() ? json(nullptr) : json(f.function)},
-                        {"file", f.file.empty() ? json(nullptr) : json(f.file)},
-                        {"line", f.line == 0 ? json(nullptr) : json(f.line)},
-                        {"inlined", f.inlined},
-                        {"label", f.label}});
-    }
-    sites.push_back({{"status", change_name(s.change)},
-                     {"runtime", s.runtime},
-                     {"frames", std::move(frames)},
-                     {"base", figures_json(s.base)},
-                     {"new", figures_json(s.next)},
-                     {"change", change_json(s.base, s.next)}});
+    for (const std::uint32_t f : s.frames) frames.use(f);
   }
-  return {{"schema", "memrec-diff"},
-          {"version", 1},
-          {"base", side_json(base)},
-          {"new", side_json(next)},
-          {"totals",
-           {{"base", figures_json(d.base_totals)},
-            {"new", figures_json(d.next_totals)},
-            {"change", change_json(d.base_totals, d.next_totals)}}},
-          {"sites", std::move(sites)},
-          {"fail_if", gates}};
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("schema");
+  w.value("memrec-diff");
+  w.key("version");
+  w.value(2);
+  w.key("base");
+  w.value(side_json(base));
+  w.key("new");
+  w.value(side_json(next));
+  w.key("totals");
+  w.value(json{{"base", figures_json(d.base_totals)},
+               {"new", figures_json(d.next_totals)},
+               {"change", change_json(d.base_totals, d.next_totals)}});
+  w.key("frames");
+  w.begin_array();
+  for (const std::uint32_t f : frames.used()) {
+    const DiffFrame& frame = d.frames[f];
+    w.value(json{{"function", frame.function.empty() ? json(nullptr) : json(frame.function)},
+                 {"file", frame.file.empty() ? json(nullptr) : json(frame.file)},
+                 {"line", frame.line == 0 ? json(nullptr) : json(frame.line)},
+                 {"inlined", frame.inlined},
+                 {"label", frame.label}},
+            Layout::kInline);
+  }
+  w.end_array();
+  w.key("sites");
+  w.begin_array();
+  for (const SiteDiff& s : d.sites) {
+    w.begin_object(Layout::kInline);
+    w.key("status");
+    w.value(change_name(s.change));
+    w.key("runtime");
+    w.value(s.runtime);
+    w.key("frames");
+    w.begin_array();
+    for (const std::uint32_t f : s.frames) w.value(frames[f]);
+    w.end_array();
+    w.members(
+        json{{"base", figures_json(s.base)}, {"new", figures_json(s.next)}, {"change", change_json(s.base, s.next)}});
+    w.end_object();
+  }
+  w.end_array();
+  w.key("fail_if");
+  w.value(gates);
+  w.end_object();
+  return w.finish();
 }
 
 std::string signed_text(std::int64_t v) { return v > 0 ? fmt::format("+{}", v) : fmt::format("{}", v); }
@@ -174,7 +206,8 @@ std::string diff_text(const HeapReport& base, const HeapReport& next, const Heap
                        signed_text(change_of(s.base.peak_bytes, s.next.peak_bytes)),
                        signed_text(change_of(s.base.allocated_bytes, s.next.allocated_bytes)),
                        signed_text(change_of(s.base.allocations, s.next.allocations)));
-    for (const DiffFrame& f : s.frames) {
+    for (const std::uint32_t id : s.frames) {
+      const DiffFrame& f = d.frames[id];
       out += "      " + f.label;
       if (!f.file.empty()) out += fmt::format(" ({}:{})", f.file, f.line);
       if (f.inlined) out += " [inlined]";
@@ -244,7 +277,10 @@ int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
     if (why) reasons.push_back(*why);
   }
   if (options.json) {
-    out << diff_json(reports[0], reports[1], d, gates).dump(2, ' ', false, json::error_handler_t::replace) << "\n";
+    if (!write_diff_json(out, reports[0], reports[1], d, gates)) {
+      err << "memrec: diff: cannot write the JSON to stdout (closed, or the disk is full)\n";
+      return kExitBadInput;
+    }
   } else {
     out << diff_text(reports[0], reports[1], d, options.top);
   }

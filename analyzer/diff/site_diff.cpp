@@ -1,19 +1,24 @@
-// Keys a site by the text of its frames (files by name, not directory); sites of one report that share a
-// key (they differed only in module paths or addresses) are summed.
+// Keys a frame by its text (files by name, not directory) and a site by its
+// frames' keys; sites of one report that share a key (they differed only in
+// module paths or addresses) are summed. Each distinct frame's text is made
+// once, not once per site that has it.
 #include "diff/site_diff.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 #include <map>
 #include <string_view>
 
 namespace memrec::analyzer {
 namespace {
 
+// A site's frames as indices into HeapDiff::frames, innermost first.
+using SiteKey = std::vector<std::uint32_t>;
+
 struct Keyed {
-  std::vector<DiffFrame> frames;
   bool runtime = false;
   DiffFigures figures;
 };
@@ -38,21 +43,57 @@ void add(DiffFigures& a, const DiffFigures& b) {
   a.allocations += b.allocations;
 }
 
-std::map<std::string, Keyed> keyed_sites(const HeapReport& r) {
-  std::map<std::string, Keyed> out;
-  for (const CallSite& s : r.sites.sites) {
-    std::string key;
-    std::vector<DiffFrame> frames;
-    for (const std::uint32_t f : s.frames) {
-      const SiteFrame& sf = r.sites.frames[f];
-      DiffFrame d{sf.function, sf.file, sf.line, sf.inlined, frame_label(sf)};
-      key += sf.function.empty()
-                 ? fmt::format("{}\x1f", d.label)
-                 : fmt::format("{}\x1f{}\x1f{}\x1f{}\x1e", sf.function, file_name(sf.file), sf.line, sf.inlined);
-      frames.push_back(std::move(d));
+// Interns the frames of both reports into one table by what a match
+// compares, numbered in the order of that text, so that sites (keyed by their
+// frames' numbers) sort by their frames' text and sites whose change is
+// equal keep a stable, name-based order.
+class FrameKeys {
+ public:
+  // Each frame of `cs`, by CallSites::frames index, as a provisional number;
+  // renumber() makes it final.
+  std::vector<std::uint32_t> add(const CallSites& cs) {
+    std::vector<std::uint32_t> ids;
+    ids.reserve(cs.frames.size());
+    for (const SiteFrame& sf : cs.frames) {
+      const std::string label = frame_label(sf);
+      std::string key = sf.function.empty()
+                            ? fmt::format("{}\x1f", label)
+                            : fmt::format("{}\x1f{}\x1f{}\x1f{}", sf.function, file_name(sf.file), sf.line, sf.inlined);
+      const auto [at, added] = index_.try_emplace(std::move(key), static_cast<std::uint32_t>(frames_.size()));
+      if (added) frames_.push_back({sf.function, sf.file, sf.line, sf.inlined, label});
+      ids.push_back(at->second);
     }
+    return ids;
+  }
+
+  // The table in key order, and `ids` (what add() returned) numbered into it.
+  std::vector<DiffFrame> renumber(std::initializer_list<std::vector<std::uint32_t>*> ids) {
+    std::vector<std::uint32_t> rank(frames_.size());
+    std::vector<DiffFrame> table;
+    table.reserve(frames_.size());
+    for (const auto& [key, id] : index_) {
+      rank[id] = static_cast<std::uint32_t>(table.size());
+      table.push_back(std::move(frames_[id]));
+    }
+    for (std::vector<std::uint32_t>* list : ids) {
+      for (std::uint32_t& id : *list) id = rank[id];
+    }
+    return table;
+  }
+
+ private:
+  std::map<std::string, std::uint32_t> index_;  // by key: the provisional number
+  std::vector<DiffFrame> frames_;               // by provisional number
+};
+
+// `ids`: each of r.sites.frames' number in HeapDiff::frames.
+std::map<SiteKey, Keyed> keyed_sites(const HeapReport& r, const std::vector<std::uint32_t>& ids) {
+  std::map<SiteKey, Keyed> out;
+  SiteKey key;
+  for (const CallSite& s : r.sites.sites) {
+    key.clear();
+    for (const std::uint32_t f : s.frames) key.push_back(ids[f]);
     Keyed& k = out[key];
-    if (k.frames.empty()) k.frames = std::move(frames);
     k.runtime = k.runtime || s.runtime;
     add(k.figures, figures_of(s));
   }
@@ -71,12 +112,16 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
   HeapDiff d;
   d.base_totals = totals_of(base);
   d.next_totals = totals_of(next);
-  const auto b = keyed_sites(base);
-  auto n = keyed_sites(next);
+  FrameKeys frame_keys;
+  std::vector<std::uint32_t> base_ids = frame_keys.add(base.sites);
+  std::vector<std::uint32_t> next_ids = frame_keys.add(next.sites);
+  d.frames = frame_keys.renumber({&base_ids, &next_ids});
+  const auto b = keyed_sites(base, base_ids);
+  auto n = keyed_sites(next, next_ids);
   for (const auto& [key, site] : b) {
     const auto it = n.find(key);
     SiteDiff s;
-    s.frames = site.frames;
+    s.frames = key;
     s.runtime = site.runtime;
     s.base = site.figures;
     if (it == n.end()) {
@@ -91,7 +136,7 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
   }
   for (auto& [key, site] : n) {
     SiteDiff s;
-    s.frames = std::move(site.frames);
+    s.frames = key;
     s.runtime = site.runtime;
     s.next = site.figures;
     s.change = SiteChange::kNew;

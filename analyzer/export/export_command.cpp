@@ -4,7 +4,9 @@
 #include "export/export_command.h"
 
 #include <fstream>
+#include <limits>
 #include <set>
+#include <sstream>
 
 #include "exit_codes.h"
 #include "export/export_metric.h"
@@ -52,40 +54,63 @@ Result<std::uint64_t> dump_start_ns(const std::string& path) {
   return header->start_mono_ns;
 }
 
-// The report --json document (docs/analyzer.md), every site listed.
-std::string json_document(const std::vector<HeapReport>& reports, const std::set<std::string>& warnings) {
-  std::vector<ProcessKey> keys;
-  for (const HeapReport& r : reports)
-    keys.push_back({r.dump.header.pid, r.dump.header.ppid, r.dump.header.start_mono_ns});
-  nlohmann::json processes = nlohmann::json::array();
-  std::size_t top = 0;
-  for (const HeapReport& r : reports) top = std::max(top, r.sites.sites.size());
-  for (const ProcessNode& n : order_process_tree(keys))
-    processes.push_back(process_json(reports[n.input], n, reports, top));
-  const nlohmann::json doc = {
-      {"schema", "memrec-report"}, {"version", 1}, {"processes", std::move(processes)}, {"warnings", warnings}};
-  return doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-}
+// What build_export loaded, for write_export: the reports (one per dump,
+// in command-line order) and what a format needs besides them.
+struct LoadedExport {
+  Format format = Format::kJson;
+  ExportMetric metric = ExportMetric::kAllocated;
+  std::vector<HeapReport> reports;
+  std::optional<HeapTimeline> timeline;  // massif's snapshots
+  std::set<std::string> warnings;
+  std::string heaptrack;  // the heaptrack file, made while loading
+};
 
-int write_output(const ExportOptions& options, const std::string& data, std::ostream& out, std::ostream& err) {
-  if (!options.output || *options.output == "-") {
+// Writes the file. The report --json document (docs/analyzer.md) is written
+// as it is made, every site listed; the other formats are made whole first,
+// so a failure (pprof's gzip) writes nothing. Returns an error message or nothing.
+std::optional<std::string> write_export(const LoadedExport& loaded, std::ostream& out) {
+  const auto put = [&out](const std::string& data) {
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
-    out.flush();
-    return out ? kExitOk : kExitBadInput;
+  };
+  std::vector<const HeapReport*> ptrs;
+  for (const HeapReport& r : loaded.reports) ptrs.push_back(&r);
+  switch (loaded.format) {
+    case Format::kCollapsed:
+      put(export_collapsed(ptrs, loaded.metric));
+      break;
+    case Format::kPprof: {
+      const std::string data = export_pprof(ptrs);
+      if (data.empty()) return std::string("export: gzip compression failed (out of memory?)");
+      put(data);
+      break;
+    }
+    case Format::kMassif:
+      put(export_massif(loaded.reports.front(), *loaded.timeline));
+      break;
+    case Format::kSvg:
+      put(export_svg(ptrs, loaded.metric));
+      break;
+    case Format::kJson: {
+      std::vector<ProcessKey> keys;
+      for (const HeapReport& r : loaded.reports)
+        keys.push_back({r.dump.header.pid, r.dump.header.ppid, r.dump.header.start_mono_ns});
+      const std::size_t every_site = std::numeric_limits<std::size_t>::max();
+      write_report_json(out, loaded.reports, order_process_tree(keys), every_site, loaded.warnings);
+      break;
+    }
+    case Format::kHeaptrack:
+      put(loaded.heaptrack);
+      break;
   }
-  std::ofstream file(*options.output, std::ios::binary | std::ios::trunc);
-  file.write(data.data(), static_cast<std::streamsize>(data.size()));
-  file.close();
-  if (!file) {
-    err << "memrec: export: cannot write " << *options.output << ": check the directory exists and is writable\n";
-    return kExitBadInput;
-  }
-  return kExitOk;
+  out.flush();
+  return std::nullopt;
 }
 
-}  // namespace
+// Loads what `options` asks for into `loaded`; a result whose exit_code is
+// not kExitOk says why nothing can be written.
+ExportResult load_export(const ExportOptions& options, LoadedExport& loaded);
 
-ExportResult build_export(const ExportOptions& options) {
+ExportResult load_export(const ExportOptions& options, LoadedExport& loaded) {
   ExportResult res;
   const auto failed = [&res](int code, std::string message) {
     res.exit_code = code;
@@ -128,16 +153,17 @@ ExportResult build_export(const ExportOptions& options) {
     auto data = export_heaptrack(options.files.front(), LoadOptions{options.threads, {}}, symbolizer);
     if (!data)
       return failed(data.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput, data.error().message);
-    collect_warnings();
-    res.data = std::move(*data);
+    loaded.format = *format;
+    loaded.heaptrack = std::move(*data);
+    loaded.warnings = collect_warnings();
     return res;
   }
   const auto exit_code_of = [](const Error& e) {
     return e.code == ErrorCode::kInternal ? kExitInternal : e.code == ErrorCode::kUsage ? kExitUsage : kExitBadInput;
   };
   const LoadOptions load{options.threads, {}};
-  std::vector<HeapReport> reports;
-  std::optional<HeapTimeline> timeline;  // massif's snapshots
+  loaded.format = *format;
+  loaded.metric = *metric;
   for (const std::string& path : options.files) {
     std::optional<std::vector<bool>> selected;
     if (filter->any) {
@@ -148,49 +174,60 @@ ExportResult build_export(const ExportOptions& options) {
     if (*format == Format::kMassif) {
       auto start = dump_start_ns(path);
       if (!start) return failed(kExitBadInput, start.error().message);
-      timeline.emplace(*start);
+      loaded.timeline.emplace(*start);
     }
-    auto report = build_heap_report(path, window, load, symbolizer, timeline ? &*timeline : nullptr, nullptr,
-                                    selected ? &*selected : nullptr);
+    auto report = build_heap_report(path, window, load, symbolizer, loaded.timeline ? &*loaded.timeline : nullptr,
+                                    nullptr, selected ? &*selected : nullptr);
     if (!report) return failed(exit_code_of(report.error()), report.error().message);
     if (report->stopped) return failed(kExitBadInput, report->stopped->message + " (nothing exported)");
-    reports.push_back(std::move(*report));
+    loaded.reports.push_back(std::move(*report));
   }
-  const std::set<std::string> warnings = collect_warnings();
-
-  std::vector<const HeapReport*> ptrs;
-  for (const HeapReport& r : reports) ptrs.push_back(&r);
-  switch (*format) {
-    case Format::kCollapsed:
-      res.data = export_collapsed(ptrs, *metric);
-      break;
-    case Format::kPprof:
-      res.data = export_pprof(ptrs);
-      if (res.data.empty()) return failed(kExitInternal, "export: gzip compression failed (out of memory?)");
-      break;
-    case Format::kMassif:
-      res.data = export_massif(reports.front(), *timeline);
-      break;
-    case Format::kSvg:
-      res.data = export_svg(ptrs, *metric);
-      break;
-    case Format::kJson:
-      res.data = json_document(reports, warnings);
-      break;
-    case Format::kHeaptrack:
-      break;  // written above
-  }
+  loaded.warnings = collect_warnings();
   return res;
 }
 
+}  // namespace
+
+ExportResult build_export(const ExportOptions& options) {
+  LoadedExport loaded;
+  ExportResult res = load_export(options, loaded);
+  if (res.exit_code != kExitOk) return res;
+  std::ostringstream out;
+  if (const auto error = write_export(loaded, out)) {
+    res.exit_code = kExitInternal;
+    res.error = *error;
+    return res;
+  }
+  res.data = std::move(out).str();
+  return res;
+}
+
+// The file is opened only once the dumps have loaded, so a failed export
+// leaves no file behind; from then on the JSON goes to it as it is made.
 int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err) {
-  const ExportResult res = build_export(options);
+  LoadedExport loaded;
+  const ExportResult res = load_export(options, loaded);
   for (const std::string& w : res.warnings) err << "memrec: " << w << "\n";
   if (res.exit_code != kExitOk) {
     err << "memrec: " << res.error << "\n";
     return res.exit_code;
   }
-  return write_output(options, res.data, out, err);
+  const bool to_stdout = !options.output || *options.output == "-";
+  std::ofstream file;
+  if (!to_stdout) file.open(*options.output, std::ios::binary | std::ios::trunc);
+  std::ostream& sink = to_stdout ? out : file;
+  const auto cannot_write = [&] {
+    err << "memrec: export: cannot write " << (to_stdout ? std::string("stdout") : *options.output)
+        << ": check the directory exists and is writable, and the disk has room\n";
+    return kExitBadInput;
+  };
+  if (!sink) return cannot_write();
+  if (const auto error = write_export(loaded, sink)) {
+    err << "memrec: " << *error << "\n";
+    return kExitInternal;
+  }
+  if (!to_stdout) file.close();
+  return sink ? kExitOk : cannot_write();
 }
 
 }  // namespace memrec::analyzer

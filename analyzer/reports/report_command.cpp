@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "exit_codes.h"
@@ -77,12 +76,10 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   }
   const std::vector<ProcessNode> order = order_process_tree(keys);
   if (options.json) {
-    nlohmann::json processes = nlohmann::json::array();
-    for (const ProcessNode& n : order) processes.push_back(process_json(reports[n.input], n, reports, options.top));
-    const nlohmann::json doc = {
-        {"schema", "memrec-report"}, {"version", 1}, {"processes", std::move(processes)}, {"warnings", warnings}};
-    // Paths and names are the kernel's bytes, not promised UTF-8.
-    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+    if (!write_report_json(out, reports, order, options.top, warnings)) {
+      err << "memrec: report: cannot write the JSON to stdout (closed, or the disk is full)\n";
+      return std::max(status, kExitBadInput);
+    }
   } else {
     bool first = true;
     for (const ProcessNode& n : order) {

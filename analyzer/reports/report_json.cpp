@@ -1,7 +1,13 @@
-// `memrec report --json`: the schema in docs/analyzer.md ("report --json").
-// Integration tests depend on these names; change them only with a new
-// schema version. Times are ns since the dump's start, absent values null.
+// `memrec report --json` and `memrec export --format json`: the schema in
+// docs/analyzer.md ("report --json"). Integration tests depend on these names;
+// change them only with a new schema version. Times are ns since the dump's
+// start, absent values null. Written as it is made (json_writer.h): cc1plus's
+// 155,000 sites of ~61 frames would take tens of GB as one DOM (schema v1 even
+// listed each site once per ranking, every frame in full).
 #include "reports/report_output.h"
+
+#include "reports/first_use_numbering.h"
+#include "reports/json_writer.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -38,14 +44,6 @@ json site_figures_json(const CallSite& s) {
 }
 
 namespace {
-
-json site_json(const CallSites& sites, const CallSite& s) {
-  json frames = json::array();
-  for (const std::uint32_t f : s.frames) frames.push_back(frame_json(sites.frames[f]));
-  json site = {{"frames", std::move(frames)}};
-  site.update(site_figures_json(s));
-  return site;
-}
 
 json window_json(const RelativeWindow& w) { return {{"from_ns", w.from_ns}, {"to_ns", optional_number(w.to_ns)}}; }
 
@@ -101,20 +99,70 @@ nlohmann::json report_figures_json(const HeapReport& r, const WindowedFigures& f
           {"replaced_blocks", t.replaced_blocks}};
 }
 
-nlohmann::json heap_report_json(const HeapReport& r, std::size_t top) {
-  json sites = json::object();
+namespace {
+
+// What a report lists: the sites of each ranking's top, each site once, and
+// each distinct frame of those sites once, numbered in the order first listed
+// (rankings in kAllRankings order, frames innermost first).
+struct Listing {
+  explicit Listing(const CallSites& cs) : sites(cs.sites.size()), frames(cs.frames.size()) {}
+  FirstUseNumbering sites;                           // of CallSites::sites
+  FirstUseNumbering frames;                          // of CallSites::frames
+  std::vector<std::vector<std::uint32_t>> rankings;  // site numbers, kAllRankings order
+};
+
+Listing list_sites(const HeapReport& r, std::size_t top) {
+  Listing l(r.sites);
   for (const SiteRanking ranking : kAllRankings) {
-    json list = json::array();
-    for (const std::size_t i : top_sites(r, ranking, top)) list.push_back(site_json(r.sites, r.sites.sites[i]));
-    sites[ranking_name(ranking)] = std::move(list);
+    std::vector<std::uint32_t>& ranked = l.rankings.emplace_back();
+    for (const std::size_t i : top_sites(r, ranking, top)) ranked.push_back(l.sites.use(static_cast<std::uint32_t>(i)));
   }
-  json out = report_figures_json(r, windowed_figures(r));
-  out["sites"] = std::move(sites);
-  return out;
+  for (const std::uint32_t s : l.sites.used()) {
+    for (const std::uint32_t f : r.sites.sites[s].frames) l.frames.use(f);
+  }
+  return l;
 }
 
-nlohmann::json process_json(const HeapReport& r, const ProcessNode& node, const std::vector<HeapReport>& all,
-                            std::size_t top) {
+// One process's "report": its figures, then the tables the rankings point
+// into, frames before the sites that use them, so a reader that streams the
+// document can resolve every index when it meets it.
+void write_heap_report(JsonWriter& w, const HeapReport& r, std::size_t top) {
+  using Layout = JsonWriter::Layout;
+  const Listing l = list_sites(r, top);
+  w.begin_object();
+  w.members(report_figures_json(r, windowed_figures(r)));
+  w.key("frames");
+  w.begin_array();
+  for (const std::uint32_t f : l.frames.used()) w.value(frame_json(r.sites.frames[f]), Layout::kInline);
+  w.end_array();
+  w.key("sites");
+  w.begin_array();
+  for (const std::uint32_t s : l.sites.used()) {
+    const CallSite& site = r.sites.sites[s];
+    w.begin_object(Layout::kInline);
+    w.key("frames");
+    w.begin_array();
+    for (const std::uint32_t f : site.frames) w.value(l.frames[f]);
+    w.end_array();
+    w.members(site_figures_json(site));
+    w.end_object();
+  }
+  w.end_array();
+  w.key("rankings");
+  w.begin_object();
+  for (std::size_t k = 0; k < std::size(kAllRankings); ++k) {
+    w.key(ranking_name(kAllRankings[k]));
+    w.begin_array(Layout::kInline);
+    for (const std::uint32_t s : l.rankings[k]) w.value(s);
+    w.end_array();
+  }
+  w.end_object();
+  w.end_object();
+}
+
+// pid, ppid, exe and the process's place in the tree: all of a "processes"
+// element but its "report".
+nlohmann::json process_header_json(const HeapReport& r, const ProcessNode& node, const std::vector<HeapReport>& all) {
   const reader::FileHeader& h = r.dump.header;
   const char* link = node.link == ProcessLink::kExec ? "exec" : node.link == ProcessLink::kFork ? "fork" : nullptr;
   json parent = nullptr;
@@ -126,8 +174,33 @@ nlohmann::json process_json(const HeapReport& r, const ProcessNode& node, const 
           {"start_wall_ns", h.start_wall_ns},
           {"depth", node.depth},
           {"parent", parent},
-          {"link", link == nullptr ? json(nullptr) : json(link)},
-          {"report", heap_report_json(r, top)}};
+          {"link", link == nullptr ? json(nullptr) : json(link)}};
+}
+
+}  // namespace
+
+bool write_report_json(std::ostream& out, const std::vector<HeapReport>& reports, const std::vector<ProcessNode>& order,
+                       std::size_t top, const std::set<std::string>& warnings) {
+  JsonWriter w(out);
+  w.begin_object();
+  w.key("schema");
+  w.value("memrec-report");
+  w.key("version");
+  w.value(kReportSchemaVersion);
+  w.key("warnings");
+  w.value(json(warnings));
+  w.key("processes");
+  w.begin_array();
+  for (const ProcessNode& n : order) {
+    w.begin_object();
+    w.members(process_header_json(reports[n.input], n, reports));
+    w.key("report");
+    write_heap_report(w, reports[n.input], top);
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+  return w.finish();
 }
 
 }  // namespace memrec::analyzer

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstddef>
+#include <ostream>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -13,7 +15,13 @@
 
 namespace memrec::analyzer {
 
-nlohmann::json heap_report_json(const HeapReport& report, std::size_t top);
+// The `memrec report --json` document (docs/analyzer.md) of `reports`, in
+// process-tree `order`, each ranking cut to its `top` sites, written to `out`
+// as it is made: memory holds the listing's indices, not the document.
+// `memrec export --format json` is this with every site. False if `out` failed.
+inline constexpr int kReportSchemaVersion = 2;
+bool write_report_json(std::ostream& out, const std::vector<HeapReport>& reports, const std::vector<ProcessNode>& order,
+                       std::size_t top, const std::set<std::string>& warnings);
 
 // The figures of a report that depend on its window, so `memrec view` can
 // answer another range of a loaded dump in the same words (server/view_model.h).
@@ -28,15 +36,12 @@ struct WindowedFigures {
   std::uint64_t peak_runtime_bytes = 0;
 };
 WindowedFigures windowed_figures(const HeapReport& report);
-// heap_report_json without "sites", with `figures` for the window.
+// A report's figures, without its call sites, with `figures` for the window.
 nlohmann::json report_figures_json(const HeapReport& report, const WindowedFigures& figures);
 // One frame of a call site, and a site's figures without its frames: the
-// names of the SITE object in docs/analyzer.md, shared with `memrec view`.
+// FRAME and SITE objects of docs/analyzer.md, shared with `memrec view`.
 nlohmann::json frame_json(const SiteFrame& frame);
 nlohmann::json site_figures_json(const CallSite& site);
-// One element of "processes": pid, ppid, exe, the tree position and "report".
-nlohmann::json process_json(const HeapReport& report, const ProcessNode& node, const std::vector<HeapReport>& all,
-                            std::size_t top);
 
 // The text section of one process, every line indented by two spaces per depth.
 std::string heap_report_text(const HeapReport& report, std::size_t depth, std::size_t top);

@@ -279,14 +279,72 @@ def memrec_raw(build: Build, args: Sequence[str], timeout: float = TIMEOUT_S,
 
 def report(build: Build, *dats: Path, args: Sequence[str] = ()) -> dict:
     """`memrec report --json [args] dats...`: the whole document (schema,
-    version, processes, warnings); fails the test on a non-zero exit."""
+    version, processes, warnings); fails the test on a non-zero exit or on
+    tables that do not hold together (assert_report_tables)."""
     top = [] if "--top" in args else ["--top", "1000"]  # every site, unless the test asks
     run = memrec_raw(build, ["report", "--json", *top, *args, *dats])
     assert run.returncode == 0, f"memrec report failed:\n{run.describe()}"
     try:
-        return json.loads(run.stdout)
+        doc = json.loads(run.stdout)
     except json.JSONDecodeError as error:
         pytest.fail(f"memrec report printed invalid JSON ({error}):\n{run.stdout[:2000]}")
+    assert_report_tables(doc)
+    return doc
+
+
+RANKINGS = ("leaked", "peak", "allocated", "allocations", "temporary", "runtime_retained")
+
+
+def assert_report_tables(doc: Mapping) -> None:
+    """What schema memrec-report v2 promises of each process report (docs/analyzer.md):
+    every distinct frame once in `frames`, every site once in `sites`, every
+    index in range, and each ranking in order of its figure."""
+    assert doc["schema"] == "memrec-report" and doc["version"] == 2
+    for process in doc["processes"]:
+        rep = process["report"]
+        frames, sites, rankings = rep["frames"], rep["sites"], rep["rankings"]
+        keys = [json.dumps(f, sort_keys=True) for f in frames]
+        assert len(set(keys)) == len(keys), "a frame is listed twice"
+        assert all(0 <= i < len(frames) for s in sites for i in s["frames"]), "a frame index out of range"
+        assert sorted(rankings) == sorted(RANKINGS)
+        listed = [i for ranking in RANKINGS for i in rankings[ranking]]
+        assert all(0 <= i < len(sites) for i in listed), "a site index out of range"
+        assert set(listed) == set(range(len(sites))), "a site no ranking lists"
+        used = {i for s in sites for i in s["frames"]}
+        assert used == set(range(len(frames))), "a frame no site uses"
+        for ranking in RANKINGS:
+            ids = rankings[ranking]
+            assert len(set(ids)) == len(ids), f"{ranking} lists a site twice"
+            field = "runtime_retained_bytes" if ranking == "runtime_retained" else \
+                {"leaked": "leaked_bytes", "peak": "peak_bytes", "allocated": "allocated_bytes"}.get(ranking, ranking)
+            values = [sites[i][field] for i in ids]
+            assert values == sorted(values, reverse=True) and 0 not in values, (ranking, values)
+
+
+def ranked_sites(rep: Mapping, ranking: str) -> list[dict]:
+    """The sites `ranking` lists in a process report, in its order, each with
+    its frames looked up in the report's frame table (innermost first)."""
+    return [resolved_site(rep, i) for i in rep["rankings"][ranking]]
+
+
+def resolved_site(rep: Mapping, index: int) -> dict:
+    site = rep["sites"][index]
+    return {**site, "frames": [rep["frames"][f] for f in site["frames"]]}
+
+
+# ---- memrec diff --json (tests/integration/test_diff_*.py) ----------------
+
+def diff_sites(doc: Mapping) -> list[dict]:
+    """The sites of a `memrec diff --json` document (schema memrec-diff v2),
+    in its order, each with its frames looked up in the frame table, after
+    checking the table: each frame once, every index in range, none unused."""
+    assert doc["schema"] == "memrec-diff" and doc["version"] == 2
+    frames, sites = doc["frames"], doc["sites"]
+    keys = [json.dumps(f, sort_keys=True) for f in frames]
+    assert len(set(keys)) == len(keys), "a frame is listed twice"
+    used = {i for s in sites for i in s["frames"]}
+    assert used == set(range(len(frames))), "a frame index out of range, or a frame no site uses"
+    return [{**s, "frames": [frames[i] for i in s["frames"]]} for s in sites]
 
 
 def only_process(doc: Mapping) -> dict:
@@ -310,7 +368,7 @@ def sites_by_function(build: Build, rep: Mapping, ranking: str, fields: Sequence
     in a process report, by site_function(); sites outside the test programs
     are left out."""
     result: dict[str, tuple] = {}
-    for site in rep["sites"][ranking]:
+    for site in ranked_sites(rep, ranking):
         name = site_function(build, site)
         if name is None:
             continue

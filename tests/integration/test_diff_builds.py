@@ -25,12 +25,14 @@ def dats(record):
 def test_one_extra_leak_is_the_only_change(build, dats):
     base, new = dats("diff_leak_base"), dats("diff_leak_extra")
     doc = json.loads(diff(build, base, new, "--json").stdout)
-    assert doc["schema"] == "memrec-diff"
     # then exactly one site changed: leak_extra, new, 3333 bytes in one block
-    assert len(doc["sites"]) == 1, doc["sites"]
-    site = doc["sites"][0]
+    sites = support.diff_sites(doc)
+    assert len(sites) == 1, sites
+    site = sites[0]
     assert site["status"] == "new"
-    assert site["frames"][0]["function"] == "leak_extra"
+    assert [f["function"] for f in site["frames"][:2]] == ["leak_extra", "main"]
+    assert site["frames"][0]["file"].endswith("diff_leak.c") and site["frames"][0]["line"] > 0
+    assert doc["frames"] == [f for f in site["frames"]]  # only the listed site's frames, in its order
     assert site["change"] == {"peak_bytes": 0, "leaked_bytes": 3333, "leaked_count": 1, "allocated_bytes": 3333,
                               "allocations": 1}
     # and the totals moved by that much, the peak (hold_big's 50000) not at all
@@ -43,7 +45,7 @@ def test_one_extra_leak_is_the_only_change(build, dats):
 def test_the_same_program_twice_diffs_to_nothing(build, dats):
     a, b = dats("diff_leak_base"), dats("diff_leak_base")
     doc = json.loads(diff(build, a, b, "--json", "--fail-if", "new-leak,peak>0,leaked>0,allocations>0").stdout)
-    assert doc["sites"] == []
+    assert support.diff_sites(doc) == [] and doc["frames"] == []
     assert set(doc["totals"]["change"].values()) == {0}
     assert not any(g["crossed"] for g in doc["fail_if"])
     assert "No call site changed." in diff(build, a, b).stdout
@@ -65,7 +67,7 @@ def test_fail_if_exits_4_with_the_reason(build, dats, threshold, crossed):
 def test_shrinkage_is_reported_the_other_way(build, dats):
     base, new = dats("diff_leak_extra"), dats("diff_leak_base")
     doc = json.loads(diff(build, base, new, "--json", "--fail-if", "new-leak").stdout)
-    assert [s["status"] for s in doc["sites"]] == ["vanished"]
+    assert [(s["status"], s["frames"][0]["function"]) for s in support.diff_sites(doc)] == [("vanished", "leak_extra")]
     assert doc["totals"]["change"]["leaked_bytes"] == -3333
 
 
@@ -77,7 +79,7 @@ def test_ranges_of_one_dump(build, dats):
     # then the program's sites vanish, leak_kept with its 2 x 1000 bytes
     assert doc["totals"]["new"]["allocations"] == 0
     assert doc["totals"]["change"]["leaked_bytes"] == -2000
-    kept = [s for s in doc["sites"] if s["frames"] and s["frames"][0]["function"] == "leak_kept"]
+    kept = [s for s in support.diff_sites(doc) if s["frames"] and s["frames"][0]["function"] == "leak_kept"]
     assert [(s["status"], s["change"]["leaked_bytes"]) for s in kept] == [("vanished", -2000)]
 
 

@@ -83,12 +83,20 @@ def test_runtime_retained_is_what_the_runtime_kept(build, phases):
 def test_a_filtered_profile_has_its_own_peak_and_totals(build, phases):
     # given only phase_one's allocations, of the whole run
     doc = json.loads(export(build, phases, "--format", "json", "--match", "^phase_one$").stdout)
+    support.assert_report_tables(doc)
     rep = support.only_process(doc)
     # then the figures are those of a program that made only them
     assert (rep["allocations"], rep["frees"], rep["allocated_bytes"]) == (4, 4, 40000)
     assert rep["peak"]["bytes"] == 40000
     assert rep["leaked"] == {"bytes": 0, "count": 0}
     assert rep["unmatched_frees"] == 0
+    # and phase_one's site is the only one, with only its own frames in the table
+    (site,) = rep["sites"]
+    assert [rep["frames"][i]["label"] for i in site["frames"]] == ["phase_one", *MAIN.split(";")[::-1]]
+    assert len(rep["frames"]) == len(site["frames"]) == 5
+    assert (site["allocations"], site["allocated_bytes"], site["peak_bytes"]) == (4, 40000, 40000)
+    assert rep["rankings"] == {"leaked": [], "peak": [0], "allocated": [0], "allocations": [0], "temporary": [],
+                               "runtime_retained": []}
 
 
 @pytest.mark.skipif(shutil.which("go") is None, reason="go (Debian golang-go) is not installed")

@@ -2,6 +2,8 @@
 tool it is meant for where Debian has one (go tool pprof, ms_print), else
 parsed here (folded stacks, SVG as XML, JSON)."""
 import gzip
+import json
+import os
 import re
 import shutil
 import subprocess
@@ -46,12 +48,59 @@ def test_collapsed_totals_match_the_report(build, leak_three_dat, metric, field)
 
 
 def test_json_is_the_report_document(build, leak_three_dat):
-    import json
     doc = json.loads(export(build, leak_three_dat, "--format", "json").stdout)
-    assert doc["schema"] == "memrec-report" and doc["version"] == 1
+    assert doc["schema"] == "memrec-report" and doc["version"] == 2
     rep = doc["processes"][0]["report"]
     assert support.leaked_by_function(build, rep) == {"leak_here": (3, LEAK_BYTES)}
     assert rep == support.only_process(support.report(build, leak_three_dat))
+
+
+def test_json_lists_each_site_and_each_distinct_frame_once(build, leak_three_dat):
+    # given leak_three: leak_here (3 x 4242, leaked), churn's loop (100 blocks) and its malloc(0), all under main
+    doc = json.loads(export(build, leak_three_dat, "--format", "json").stdout)
+    support.assert_report_tables(doc)  # no frame twice, every index in range, rankings in order
+    rep = doc["processes"][0]["report"]
+    frames, sites, rankings = rep["frames"], rep["sites"], rep["rankings"]
+    # then the sites point into one table: main's two call lines are two
+    # frames, and the callers of main are the same three frames for all sites
+    labels = [[frames[i]["label"] for i in s["frames"]] for s in sites]
+    outer = ["main", "__libc_start_call_main", "__libc_start_main_impl", "_start"]
+    assert labels == [["leak_here", *outer], ["churn", *outer], ["churn", *outer]]
+    assert [f["function"] for f in frames].count("main") == 2
+    assert sites[0]["frames"][2:] == sites[1]["frames"][2:] == sites[2]["frames"][2:]
+    assert sites[1]["frames"][1:] == sites[2]["frames"][1:]  # churn's loop and its malloc(0)
+    assert frames[sites[1]["frames"][0]]["line"] != frames[sites[2]["frames"][0]]["line"]
+    # and each site is listed once, with its own figures, however many rankings name it
+    assert [(s["allocations"], s["allocated_bytes"], s["leaked_bytes"], s["leaked_count"]) for s in sites] == [
+        (3, LEAK_BYTES, LEAK_BYTES, 3), (100, sum(i * 37 + 1 for i in range(100)), 0, 0), (1, 0, 0, 0)]
+    assert sum(s["allocations"] for s in sites) == rep["allocations"] == 104
+    assert rankings["leaked"] == [0] and rankings["allocations"] == [1, 0, 2]
+    assert rankings["peak"] == [1, 0] and rankings["runtime_retained"] == []
+
+
+def test_json_escapes_the_kernels_bytes_in_paths_and_arguments(build, tmp_path):
+    # given leak_three run from a file whose name has a quote, a backslash, a
+    # tab and a byte that is not UTF-8, with such arguments too
+    name = b'le"ak\\\tthree\xff'
+    exe = tmp_path / os.fsdecode(name)
+    shutil.copy(build.program("leak_three"), exe)
+    args = [os.fsdecode(b"a\x01b\n"), os.fsdecode(b"\xc3(")]
+    run = support.record(build, exe, args, tmp_path=tmp_path)
+    assert run.returncode == 0, run.describe()
+    # when it is exported as JSON
+    out = tmp_path / "report.json"
+    export(build, run.dats[0], "--format", "json", "-o", out)
+    # then the file is UTF-8 and JSON, with U+FFFD for each ill-formed sequence
+    doc = json.loads(out.read_bytes().decode("utf-8"))
+    (process,) = doc["processes"]
+    want_exe = os.fsencode(exe).decode("utf-8", errors="replace")
+    assert want_exe.endswith('le"ak\\\tthree\ufffd')
+    assert process["exe"] == want_exe
+    assert process["cmdline"][1:] == ["a\x01b\n", "\ufffd("]
+    rep = process["report"]
+    (leak,) = support.ranked_sites(rep, "leaked")
+    assert (leak["frames"][0]["function"], leak["frames"][0]["module"]) == ("leak_here", want_exe)
+    assert (leak["leaked_count"], leak["leaked_bytes"]) == (3, LEAK_BYTES)
 
 
 def test_svg_is_standalone_xml_with_escaped_names(build, record, tmp_path):

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memrec_support import REPO, TIMEOUT_S, clean_env, finish, start
+from memrec_support import REPO, TIMEOUT_S, assert_report_tables, clean_env, finish, ranked_sites, start
 
 DOCKERFILE = REPO / "docker" / "Dockerfile"
 # The scripts the Dockerfile may run, each exercised by this file.
@@ -138,8 +138,9 @@ def test_installed_memrec_records_and_reports_a_program_with_the_build_tree_out_
     assert not [m["path"] for m in info["modules"] if str(build.root) in m["path"]]
     # and the report names the leak
     doc = json.loads(result.stdout[result.stdout.index("{"):])
+    assert_report_tables(doc)
     (process,) = doc["processes"]
-    leaked = [s for s in process["report"]["sites"]["leaked"]
+    leaked = [s for s in ranked_sites(process["report"], "leaked")
               if any("leak_here" in (f.get("function") or "") for f in s["frames"])]
     assert sum(s["leaked_count"] for s in leaked) == 3
     assert sum(s["leaked_bytes"] for s in leaked) == 3 * 4242

@@ -38,8 +38,7 @@ def need(*tools: str) -> None:
 
 def functions_in_sites(rep: dict) -> set[str]:
     """Every named frame of every site the report lists, as short_name()s."""
-    return {short_name(frame["function"]) for sites in rep["sites"].values() for site in sites
-            for frame in site["frames"] if frame["function"]}
+    return {short_name(frame["function"]) for frame in rep["frames"] if frame["function"]}
 
 
 def replaced_by_exec(doc: dict) -> set[str]:

@@ -29,7 +29,7 @@ def test_leak_three_reports_three_blocks_from_leak_here(build, record, report):
     assert rep["runtime_retained"] == {"bytes": 0, "count": 0}
     assert rep["dump"]["complete"] is True
     # and the innermost frame of the site is leak_here itself, with its source line
-    (site,) = rep["sites"]["leaked"]
+    (site,) = support.ranked_sites(rep, "leaked")
     top = site["frames"][0]
     assert top["function"] == "leak_here" and top["file"].endswith("leak_three.c") and top["line"] > 0
     assert top["inlined"] is False
@@ -64,7 +64,7 @@ def test_cpp_new_leaks_are_reported_at_their_call_sites(build, record, report, i
     rep = only_process(report(run.dats[0]))
     assert leaked_by_function(build, rep) == expected
     # and operator new is the innermost frame of those sites
-    for site in rep["sites"]["leaked"]:
+    for site in support.ranked_sites(rep, "leaked"):
         if support.site_function(build, site) is not None:
             assert support.short_name(site["frames"][0]["function"]).startswith("operator new")
 

@@ -60,7 +60,8 @@ TEST_SUITE("export/collapsed") {
     const HeapDiff d = diff_reports(base, next);
     REQUIRE(d.sites.size() == 1);
     CHECK(d.sites[0].change == SiteChange::kChanged);
-    CHECK(d.sites[0].frames[0].function == "leak");
+    CHECK(d.frames[d.sites[0].frames[0]].function == "leak");
+    CHECK(d.frames[d.sites[0].frames[0]].file == "a.c");  // as BASE has it
     CHECK(change_of(d.sites[0].base.leaked_bytes, d.sites[0].next.leaked_bytes) == 100);
   }
 }

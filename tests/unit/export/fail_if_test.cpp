@@ -61,14 +61,15 @@ TEST_SUITE("export/fail_if") {
     const auto t = parse_threshold("new-leak");
     REQUIRE(t.ok());
     HeapDiff d;
+    d.frames = {{"old_leak", "a.c", 1, false, "old_leak"}, {"new_leak", "a.c", 2, false, "new_leak"}};
     SiteDiff grew;  // leaked before already: not new
-    grew.frames.push_back({"old_leak", "a.c", 1, false, "old_leak"});
+    grew.frames = {0};
     grew.base.leaked_bytes = 10;
     grew.next.leaked_bytes = 20;
     d.sites.push_back(grew);
     CHECK_FALSE(crossed(*t, d).has_value());
     SiteDiff fresh;
-    fresh.frames.push_back({"new_leak", "a.c", 2, false, "new_leak"});
+    fresh.frames = {1};
     fresh.next.leaked_bytes = 42;
     fresh.next.leaked_count = 1;
     d.sites.push_back(fresh);
