@@ -1,108 +1,25 @@
-// The escaping follows nlohmann's serializer (nlohmann/detail/output/serializer.hpp,
-// dump_escaped) so that a document written here reads exactly like one dumped
-// from a DOM; tests/unit/analyzer/json_writer_test.cpp compares the two.
+// Strings go through nlohmann's own serializer, so a document written here
+// escapes exactly as one dumped from a DOM; only strings that need no
+// escaping at all (most names and paths) skip it.
 #include "reports/json_writer.h"
 
+#include <algorithm>
 #include <charconv>
 
 namespace memrec::analyzer {
-namespace {
-
-unsigned char byte_at(std::string_view text, std::size_t i) { return static_cast<unsigned char>(text[i]); }
-
-bool plain_ascii(unsigned char b) { return b >= 0x20 && b < 0x80 && b != '"' && b != '\\'; }
-
-// The UTF-8 sequence starting at text[i] (a byte >= 0x80): its length if it
-// is well-formed (Unicode 15 Table 3-7), else the length of its maximal
-// valid prefix, at least 1.
-struct Utf8Step {
-  std::size_t length;
-  bool valid;
-};
-Utf8Step utf8_step(std::string_view text, std::size_t i) {
-  const unsigned char lead = byte_at(text, i);
-  std::size_t continuations = 0;
-  unsigned char low = 0x80;  // the range of the first continuation byte
-  unsigned char high = 0xBF;
-  if (lead >= 0xC2 && lead <= 0xDF) {
-    continuations = 1;
-  } else if (lead >= 0xE0 && lead <= 0xEF) {
-    continuations = 2;
-    if (lead == 0xE0) low = 0xA0;   // not overlong
-    if (lead == 0xED) high = 0x9F;  // not a surrogate
-  } else if (lead >= 0xF0 && lead <= 0xF4) {
-    continuations = 3;
-    if (lead == 0xF0) low = 0x90;   // not overlong
-    if (lead == 0xF4) high = 0x8F;  // not above U+10FFFF
-  } else {
-    return {1, false};  // a continuation byte, C0/C1 (always overlong) or F5..FF
-  }
-  for (std::size_t n = 1; n <= continuations; ++n) {
-    if (i + n >= text.size() || byte_at(text, i + n) < low || byte_at(text, i + n) > high) return {n, false};
-    low = 0x80;
-    high = 0xBF;
-  }
-  return {continuations + 1, true};
-}
-
-void append_escaped_ascii(std::string& out, unsigned char b) {
-  switch (b) {
-    case '"':
-      out += "\\\"";
-      return;
-    case '\\':
-      out += "\\\\";
-      return;
-    case '\b':
-      out += "\\b";
-      return;
-    case '\t':
-      out += "\\t";
-      return;
-    case '\n':
-      out += "\\n";
-      return;
-    case '\f':
-      out += "\\f";
-      return;
-    case '\r':
-      out += "\\r";
-      return;
-    default: {
-      constexpr char kHex[] = "0123456789abcdef";  // nlohmann writes \u%04x: lower case
-      out += "\\u00";
-      out.push_back(kHex[b >> 4]);
-      out.push_back(kHex[b & 0xf]);
-    }
-  }
-}
-
-}  // namespace
 
 void append_json_string(std::string& out, std::string_view text) {
-  out.push_back('"');
-  std::size_t i = 0;
-  while (i < text.size()) {
-    std::size_t run = i;
-    while (run < text.size() && plain_ascii(byte_at(text, run))) ++run;
-    out.append(text.substr(i, run - i));
-    i = run;
-    if (i == text.size()) break;
-    const unsigned char b = byte_at(text, i);
-    if (b < 0x80) {
-      append_escaped_ascii(out, b);
-      ++i;
-      continue;
-    }
-    const Utf8Step step = utf8_step(text, i);
-    if (step.valid) {
-      out.append(text.substr(i, step.length));
-    } else {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-    }
-    i += step.length;
+  const auto plain = [](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return b >= 0x20 && b < 0x80 && b != '"' && b != '\\';
+  };
+  if (std::all_of(text.begin(), text.end(), plain)) {
+    out.push_back('"');
+    out.append(text);
+    out.push_back('"');
+    return;
   }
-  out.push_back('"');
+  out += nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 void JsonWriter::key(std::string_view name) {

@@ -18,12 +18,10 @@
 
 namespace memrec::analyzer {
 
-// Appends `text` as a quoted JSON string: `"` and `\` escaped, control
-// characters (below 0x20) as \b \t \n \f \r or \u00xx, and each ill-formed
-// UTF-8 sequence (its maximal valid prefix, Unicode 15 §3.9 "U+FFFD
-// Substitution of Maximal Subparts") replaced by U+FFFD. Byte for byte what
-// nlohmann 3.11's dump(…, ensure_ascii=false, error_handler_t::replace) writes:
-// dump paths and names are the kernel's bytes, not promised UTF-8.
+// Appends `text` as a quoted JSON string, escaped by nlohmann's serializer
+// with error_handler_t::replace: control characters as \b \t \n \f \r or
+// \u00xx, each ill-formed UTF-8 sequence as U+FFFD. Dump paths and names
+// are the kernel's bytes, not promised UTF-8.
 void append_json_string(std::string& out, std::string_view text);
 
 class JsonWriter {
