@@ -10,6 +10,7 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -114,6 +115,10 @@ struct CallSites {
   // for exports that replay events by stack (export/heaptrack.cpp).
   std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
 };
+
+// Opens the debug information of `modules` (Symbolizer::prepare), for a
+// build_call_sites to come.
+void prepare_symbols(std::span<const ModuleInfo> modules, Symbolizer& symbolizer);
 
 // Symbolizes every stack with a non-zero figure in `columns` (once per
 // distinct address and module) and groups them.
