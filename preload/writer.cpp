@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <csignal>
@@ -88,6 +89,7 @@ struct Writer {
   std::byte* columns = nullptr;  // kColumnCount × column_capacity(kRawBytes)
   std::byte* zbuf = nullptr;
   std::size_t zcap = 0;
+  std::uint64_t frame_earliest_ns = format::kNoEarliest;  // of the frame's events so far
   void* cctx_mem = nullptr;
   std::size_t cctx_bytes = 0;
   ZSTD_CCtx* cctx = nullptr;
@@ -276,10 +278,14 @@ void flush_frame(bool final_frame) {
   }
   g_w.last_flush_ns = now;
   const std::size_t payload_bytes = g_w.enc->finish(std::span<std::byte>(g_w.payload, kPayloadBytes));
-  const std::size_t csize = ZSTD_compress2(g_w.cctx, g_w.zbuf + format::kFrameEnvelopeBytes,
-                                           g_w.zcap - format::kFrameEnvelopeBytes, g_w.payload, payload_bytes);
+  constexpr std::size_t kHead = format::kFrameEnvelopeBytes + format::kEarliestBytes;
+  const std::size_t csize = ZSTD_compress2(g_w.cctx, g_w.zbuf + kHead, g_w.zcap - kHead, g_w.payload, payload_bytes);
+  format::encode_earliest(
+      std::span<std::byte, format::kEarliestBytes>(g_w.zbuf + format::kFrameEnvelopeBytes, format::kEarliestBytes),
+      g_w.frame_earliest_ns);
   g_w.enc->begin_frame();
   g_w.current_tid = 0;
+  g_w.frame_earliest_ns = format::kNoEarliest;
   if (payload_bytes == 0) {
     // Cannot happen: the payload buffer holds the largest frame's columns.
     fail("a frame's columns do not fit while writing ", E2BIG);
@@ -290,11 +296,12 @@ void flush_frame(bool final_frame) {
     fail("stopped writing ", EIO);
     return;
   }
+  const std::size_t compressed = format::kEarliestBytes + csize;
   format::encode_frame_envelope(std::span<std::byte, format::kFrameEnvelopeBytes>(g_w.zbuf, 12),
-                                static_cast<std::uint32_t>(csize), static_cast<std::uint32_t>(payload_bytes));
-  if (!append_to_file(g_w.zbuf, csize + format::kFrameEnvelopeBytes)) return;
+                                static_cast<std::uint32_t>(compressed), static_cast<std::uint32_t>(payload_bytes));
+  if (!append_to_file(g_w.zbuf, compressed + format::kFrameEnvelopeBytes)) return;
   g_w.frames += 1;
-  g_w.bytes_written += csize + format::kFrameEnvelopeBytes;
+  g_w.bytes_written += compressed + format::kFrameEnvelopeBytes;
 }
 
 // Encodes one record, starting a new frame if this one is full.
@@ -323,29 +330,40 @@ void put_event(std::uint64_t tid, const RawEvent& e) {
       if (!enc.record([&](format::RecordEncoder& r) { return r.thread(tid); })) return false;
       g_w.current_tid = tid;
     }
+    bool written = false;
     switch (e.kind) {
       case EventKind::kAlloc:
-        return enc.alloc(static_cast<AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+        written = enc.alloc(static_cast<AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+        break;
       case EventKind::kFree:
-        return enc.free(e.time_ns, e.addr);
+        written = enc.free(e.time_ns, e.addr);
+        break;
       case EventKind::kRealloc:
-        return enc.record([&](format::RecordEncoder& r) {
+        written = enc.record([&](format::RecordEncoder& r) {
           return r.realloc(static_cast<AllocFn>(e.fn), e.time_ns, e.old_addr, e.alloc_ns, e.addr, e.size, e.stack);
         });
+        break;
       case EventKind::kMmap:
-        return enc.record([&](format::RecordEncoder& r) {
+        written = enc.record([&](format::RecordEncoder& r) {
           return r.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(e.old_size >> 32),
                         static_cast<std::uint32_t>(e.old_size), e.stack);
         });
+        break;
       case EventKind::kMunmap:
-        return enc.record([&](format::RecordEncoder& r) { return r.munmap(e.time_ns, e.addr, e.size); });
+        written = enc.record([&](format::RecordEncoder& r) { return r.munmap(e.time_ns, e.addr, e.size); });
+        break;
       case EventKind::kMremap:
-        return enc.record([&](format::RecordEncoder& r) {
+        written = enc.record([&](format::RecordEncoder& r) {
           return r.mremap(e.time_ns, e.old_addr, e.old_size, e.alloc_ns, e.addr, e.size, e.stack);
         });
+        break;
       default:
         return true;
     }
+    // Here, not after put(): put() may flush the frame that holds this event.
+    // A Realloc's or Mremap's release comes first, at time_ns.
+    if (written) g_w.frame_earliest_ns = std::min(g_w.frame_earliest_ns, e.time_ns);
+    return written;
   });
   g_w.events += 1;
 }
@@ -635,7 +653,7 @@ bool setup_buffers() {
     g_w.raw = static_cast<std::byte*>(os::map(kRawBytes));
     g_w.payload = static_cast<std::byte*>(os::map(kPayloadBytes));
     g_w.columns = static_cast<std::byte*>(os::map(format::kColumnCount * format::column_capacity(kRawBytes)));
-    g_w.zcap = ZSTD_compressBound(kPayloadBytes) + format::kFrameEnvelopeBytes;
+    g_w.zcap = ZSTD_compressBound(kPayloadBytes) + format::kFrameEnvelopeBytes + format::kEarliestBytes;
     g_w.zbuf = static_cast<std::byte*>(os::map(g_w.zcap));
     g_w.cmdline = static_cast<std::byte*>(os::map(kCmdlineBytes));
     g_w.cctx_bytes = ZSTD_estimateCCtxSize(g_options.zstd_level);

@@ -10,6 +10,11 @@ void FrameCollector::saw_time(std::uint64_t t) {
   out_.last_time_ns = out_.last_time_ns ? std::max(*out_.last_time_ns, t) : t;
 }
 
+void FrameCollector::saw_event(std::uint64_t t) {
+  out_.earliest_event_ns = std::min(out_.earliest_event_ns, t);
+  saw_time(t);
+}
+
 void FrameCollector::on_thread(const reader::ThreadRecord& r) {
   const auto [it, inserted] = stream_of_tid_.try_emplace(r.tid, out_.events.size());
   if (inserted) {
@@ -23,20 +28,20 @@ void FrameCollector::on_thread(const reader::ThreadRecord& r) {
 void FrameCollector::on_alloc(const reader::AllocRecord& r) {
   ++out_.counts.alloc;
   ++out_.counts.by_function[static_cast<std::size_t>(r.fn)];
-  saw_time(r.time_ns);
+  saw_event(r.time_ns);
   current().push_back({r.time_ns, r.addr, r.size, r.stack, HeapOp::kAlloc});
 }
 
 void FrameCollector::on_free(const reader::FreeRecord& r) {
   ++out_.counts.free;
-  saw_time(r.time_ns);
+  saw_event(r.time_ns);
   current().push_back({r.time_ns, r.addr, 0, {}, HeapOp::kFree});
 }
 
 void FrameCollector::on_realloc(const reader::ReallocRecord& r) {
   ++out_.counts.realloc;
   ++out_.counts.by_function[static_cast<std::size_t>(r.fn)];
-  saw_time(r.free_ns);
+  saw_event(r.free_ns);
   saw_time(r.alloc_ns);
   current().push_back({r.free_ns, r.old_addr, 0, {}, HeapOp::kFree, true});
   current().push_back({r.alloc_ns, r.new_addr, r.size, r.stack, HeapOp::kAlloc, true});
@@ -44,13 +49,13 @@ void FrameCollector::on_realloc(const reader::ReallocRecord& r) {
 
 void FrameCollector::on_mmap(const reader::MmapRecord& r) {
   ++out_.counts.mmap;
-  saw_time(r.time_ns);
+  saw_event(r.time_ns);
   current().push_back({r.time_ns, r.addr, r.size, r.stack, HeapOp::kMmap});
 }
 
 void FrameCollector::on_munmap(const reader::MunmapRecord& r) {
   ++out_.counts.munmap;
-  saw_time(r.time_ns);
+  saw_event(r.time_ns);
   current().push_back({r.time_ns, r.addr, r.size, {}, HeapOp::kMunmap});
 }
 
@@ -58,7 +63,7 @@ void FrameCollector::on_munmap(const reader::MunmapRecord& r) {
 // at the allocation time.
 void FrameCollector::on_mremap(const reader::MremapRecord& r) {
   ++out_.counts.mremap;
-  saw_time(r.free_ns);
+  saw_event(r.free_ns);
   saw_time(r.alloc_ns);
   current().push_back({r.free_ns, r.old_addr, r.old_size, {}, HeapOp::kMunmap});
   current().push_back({r.alloc_ns, r.new_addr, r.new_size, r.stack, HeapOp::kMmap});

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "load/loaded_dump.h"
+#include "memrec/format/file_header.h"
 #include "memrec/reader/records.h"
 
 namespace memrec::analyzer {
@@ -25,6 +26,9 @@ struct FrameData {
   std::uint64_t rss_max_bytes = 0;
   std::vector<reader::RssRecord> rss;  // the samples, in frame order
   std::optional<std::uint64_t> last_time_ns;
+  // The earliest heap or mapping event's time (a Realloc's or Mremap's
+  // release); kNoEarliest without events. The frame's note must agree.
+  std::uint64_t earliest_event_ns = format::kNoEarliest;
 };
 
 class FrameCollector final : public reader::RecordVisitor {
@@ -55,6 +59,7 @@ class FrameCollector final : public reader::RecordVisitor {
 
  private:
   void saw_time(std::uint64_t t);
+  void saw_event(std::uint64_t t);  // a heap or mapping event's (first) time
   // The current thread's event list; the decoder guarantees a Thread record came first.
   std::vector<HeapEvent>& current() { return out_.events[current_].second; }
 

@@ -7,6 +7,8 @@
 #include <exception>
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace memrec::analyzer {
 
 FramePipeline::FramePipeline(const reader::Dump& dump, unsigned threads, std::size_t window)
@@ -55,6 +57,13 @@ void FramePipeline::decode_one(reader::FrameDecoder& decoder, std::size_t i) {
     const reader::FrameInfo& frame = dump_.index.frames[i];
     FrameCollector collector(slot.data, frame.decompressed_bytes / 3);
     slot.status = decoder.decode(dump_.bytes(), frame, dump_.name(), collector);
+    // The note in front of the zstd data has no checksum: the events vouch for it.
+    if (slot.status.ok() && frame.earliest_ns && *frame.earliest_ns != slot.data.earliest_event_ns) {
+      slot.status = Error{ErrorCode::kCorrupt,
+                          fmt::format("{}: corrupt frame at offset {}: it notes {} as its earliest event time, its "
+                                      "events start at {}",
+                                      dump_.name(), frame.offset, *frame.earliest_ns, slot.data.earliest_event_ns)};
+    }
   } catch (const std::exception& e) {  // std::bad_alloc on a dump too big for this machine
     slot.status = Error{ErrorCode::kInternal, dump_.name() + ": decoding failed: " + e.what()};
   }

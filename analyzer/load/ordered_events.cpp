@@ -22,6 +22,7 @@ namespace memrec::analyzer {
 namespace {
 
 constexpr std::uint64_t kNever = reader::kNoEventTime;
+static_assert(kNever == format::kNoEarliest, "a frame's note and the scan say \"no event\" alike");
 
 // Gives back the pages of a frame read for the last time in this pass. The
 // file's pages stay in the page cache, so a later touch is a minor fault;
@@ -71,9 +72,24 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
   std::atomic<std::size_t> done{0};
   const PageDropper pages(dump);
   pages.drop(0, dump.file_bytes());  // what indexing the frames faulted in
+  // A frame's note says it without decompressing (FORMAT.md, "Frames"); the
+  // second pass checks it. Only older dumps' frames are scanned.
+  std::size_t noted = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (const auto& note = dump.index.frames[i].earliest_ns) {
+      earliest[i] = *note;
+      ++noted;
+    }
+  }
+  done = noted;
+  if (noted == n) {
+    if (options.progress && n != 0) options.progress(n, 2 * n);
+    return earliest;
+  }
   const auto work = [&](bool report) {
     reader::FrameTimeScanner scanner;
     for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
+      if (dump.index.frames[i].earliest_ns) continue;
       earliest[i] = scanner.earliest(dump.bytes(), dump.index.frames[i], dump.name());
       pages.drop_frame(dump.index.frames[i]);
       const std::size_t finished = done.fetch_add(1) + 1;

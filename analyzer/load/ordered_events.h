@@ -35,8 +35,9 @@ struct StreamedDump {
   std::uint64_t max_pending = 0;  // the most events held back at once, waiting for their turn
 };
 
-// Two passes over the frames. The first notes each frame's earliest event
-// time; the second folds frames in file order and releases the held-back
+// Two passes over the frames. The first finds each frame's earliest event
+// time (from the frame's note, FORMAT.md "Frames"; a dump without notes is
+// decoded for it); the second folds frames in file order and releases the held-back
 // events earlier than every later frame's earliest time, merged by time
 // (releases first at equal times, each thread's own order kept). The writer
 // drains threads one after another, so a frame may hold events older than the

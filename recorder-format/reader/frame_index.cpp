@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "byte_reader.h"
+#include "memrec/format/file_header.h"
 #include "memrec/format/records.h"
 
 namespace memrec::reader {
@@ -26,6 +27,15 @@ std::uint64_t zero_tail_start(std::span<const std::byte> file) {
 Error bad_tag(std::string_view name, std::uint64_t at) {
   return Error{ErrorCode::kCorrupt,
                fmt::format("{}: corrupt frame at offset {}: no MRFZ tag; the file is damaged from there on", name, at)};
+}
+
+// The time in a leading skippable frame of kEarliestMagic, if there is one.
+std::optional<std::uint64_t> earliest_note(std::span<const std::byte> compressed) {
+  if (compressed.size() < format::kEarliestBytes) return std::nullopt;
+  ByteReader note(compressed.first(format::kEarliestBytes));
+  if (note.u32le() != format::kEarliestMagic || note.u32le() != 8) return std::nullopt;
+  const std::uint64_t low = note.u32le();
+  return low | std::uint64_t{note.u32le()} << 32;
 }
 
 }  // namespace
@@ -65,6 +75,7 @@ Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t f
     }
     if (file.size() - at - kFrameEnvelopeBytes < frame.compressed_bytes) break;  // incomplete
     frame.reaches_zero_tail = zeros_from < frame.end_offset();
+    frame.earliest_ns = earliest_note(file.subspan(frame.payload_offset(), frame.compressed_bytes));
     index.frames.push_back(frame);
     at = frame.end_offset();
   }

@@ -10,6 +10,7 @@
 //         varint n; n x (string key, string value)   -- the options in force
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -62,6 +63,21 @@ inline bool encode_file_header(ByteWriter& w, const FileHeaderFields& h) {
     w.written()[length_at + static_cast<std::size_t>(i)] = std::byte{static_cast<std::uint8_t>(body >> (8 * i))};
   }
   return true;
+}
+
+// A frame's compressed bytes may start with a zstd skippable frame (RFC
+// 8878, 3.1.2) holding the earliest heap or mapping event time of the frame
+// (FORMAT.md, "Frames"): the analyzer orders events across frames by it
+// without decompressing them twice, and a zstd decoder skips it on its own.
+inline constexpr std::uint32_t kEarliestMagic = 0x184D2A5E;  // a skippable-frame magic
+inline constexpr std::size_t kEarliestBytes = 16;            // magic, u32 size 8, u64 time
+inline constexpr std::uint64_t kNoEarliest = ~0ull;          // a frame without events
+
+inline void encode_earliest(std::span<std::byte, kEarliestBytes> out, std::uint64_t earliest_ns) {
+  const std::uint64_t fields[] = {kEarliestMagic | (std::uint64_t{8} << 32), earliest_ns};
+  for (std::size_t i = 0; i < kEarliestBytes; ++i) {
+    out[i] = std::byte{static_cast<std::uint8_t>(fields[i / 8] >> (8 * (i % 8)))};
+  }
 }
 
 // Writes a frame envelope (tag, compressed size, decompressed size) into `out`,

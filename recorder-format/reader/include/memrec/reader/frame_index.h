@@ -25,6 +25,11 @@ struct FrameInfo {
   // The file's format version: from 2 on, a payload starts with its layout
   // byte (FORMAT.md, "Columns").
   std::uint16_t format_version = 1;
+  // The earliest heap or mapping event time the writer noted in front of the
+  // zstd data (FORMAT.md, "Frames"; kNoEarliest: no event); nothing when the
+  // frame has no such note (older writers). Unchecked until the frame is
+  // decoded: the loader compares it with the events (load/dump_loader.cpp).
+  std::optional<std::uint64_t> earliest_ns;
 
   std::uint64_t payload_offset() const;
   std::uint64_t end_offset() const;
