@@ -234,7 +234,6 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
         folder.add(frame.data);
       }
       pipeline.release(i);
-      if (i == 0 && options.first_frame) options.first_frame(d);
       if (options.progress) options.progress(i + 1, frames);
     }
   }

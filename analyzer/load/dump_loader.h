@@ -19,10 +19,6 @@ struct LoadOptions {
   unsigned threads = 0;  // decoding threads; 0: one per core, at most 8
   // Called on the loading thread after each frame is folded (frames done, of total).
   std::function<void(std::size_t, std::size_t)> progress = {};
-  // Called once on the loading thread when the first frame's metadata is
-  // folded: the modules loaded before main() are known then, long before the
-  // load ends, so their debug files can be opened alongside it.
-  std::function<void(const LoadedDump&)> first_frame = {};
 };
 
 Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options = {});

@@ -417,12 +417,6 @@ void classify(CallSites& out) {
 
 }  // namespace
 
-void prepare_symbols(std::span<const ModuleInfo> modules, Symbolizer& symbolizer) {
-  std::vector<SymbolizeModule> converted;
-  for (const ModuleInfo& m : modules) converted.push_back(symbolize_module(m));
-  symbolizer.prepare(converted);
-}
-
 CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer) {
   CallSites out;
   AddressSymbols symbols(dump, columns, symbolizer);

@@ -10,7 +10,6 @@
 #include <initializer_list>
 #include <iterator>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -115,10 +114,6 @@ struct CallSites {
   // for exports that replay events by stack (export/heaptrack.cpp).
   std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
 };
-
-// Opens the debug information of `modules` (Symbolizer::prepare), for a
-// build_call_sites to come.
-void prepare_symbols(std::span<const ModuleInfo> modules, Symbolizer& symbolizer);
 
 // Symbolizes every stack with a non-zero figure in `columns` (once per
 // distinct address and module) and groups them.

@@ -3,8 +3,6 @@
 #include "reports/heap_report.h"
 
 #include <algorithm>
-#include <exception>
-#include <thread>
 #include <tuple>
 
 #include "load/free_pages.h"
@@ -100,21 +98,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   StackReplay replay(abs, selected);
   std::optional<TimelineTee> tee;
   if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also);
-  // The startup modules' debug files open on a thread of their own while the
-  // replay runs (libc's, decompressed: 40 ms of churn's 0.3 s report).
-  std::jthread preparing;
-  LoadOptions options = load;
-  options.first_frame = [&](const LoadedDump& d) {
-    // A copy: the load goes on adding modules to `d`.
-    preparing = std::jthread([&symbolizer, modules = d.modules] {
-      try {
-        prepare_symbols(modules, symbolizer);
-      } catch (const std::exception&) {  // std::bad_alloc: build_call_sites opens them again, and says so
-      }
-    });
-  };
-  auto streamed = stream_dump(path, options, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
-  if (preparing.joinable()) preparing.join();
+  auto streamed = stream_dump(path, load, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
   if (!streamed) return streamed.error();
   replay.finish();
   return_free_pages();  // what the decoding threads and the live blocks held

@@ -90,11 +90,6 @@ int ModuleResolver::find_debuginfo(Dwfl_Module* mod, void** userdata, const char
                                       debuginfo_file_name);
 }
 
-void ModuleResolver::warm() {
-  if (use_dwarf_) cu_index_->find(0);
-  elf_symbols_->at(0);
-}
-
 std::vector<ResolvedFrame> ModuleResolver::resolve(std::uint64_t return_offset) {
   // A return address follows its call: ip - 1 lies in the call instruction,
   // which is where the line and any inline chain must come from.

@@ -32,9 +32,6 @@ class ModuleResolver {
   // Frames for the return address at `return_offset` (ip - bias); the call
   // before it is what is looked up. Never empty; valid as long as this resolver.
   std::vector<ResolvedFrame> resolve(std::uint64_t return_offset);
-  // Loads now what the first resolve() would: the DWARF (libdw decompresses
-  // a compressed debug file's sections then), its CU ranges, the symbol table.
-  void warm();
 
  private:
   ModuleResolver(const ModuleSource& source, std::span<const std::string> debug_dirs);

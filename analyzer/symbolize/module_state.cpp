@@ -40,12 +40,6 @@ std::unique_ptr<ModuleResolver> ModuleState::acquire() {
   return nullptr;
 }
 
-void ModuleState::prepare() {
-  std::unique_ptr<ModuleResolver> resolver = acquire();
-  if (resolver != nullptr) resolver->warm();
-  release(std::move(resolver));
-}
-
 void ModuleState::release(std::unique_ptr<ModuleResolver> resolver) {
   if (resolver == nullptr) return;
   std::lock_guard lock(mutex_);

@@ -25,10 +25,6 @@ class ModuleState {
   // `module`'s path, build-id and segments identify the file; its bias is not used.
   ModuleState(const SymbolizeModule& module, std::span<const std::string> debug_dirs);
 
-  // Opens a resolver and loads what its first lookup would (ModuleResolver::
-  // warm), keeping it for the next resolve().
-  void prepare();
-
   // Resolves `offsets` (return addresses minus the bias) into the cache.
   void resolve(std::span<const std::uint64_t> offsets);
 

@@ -47,23 +47,17 @@ struct Symbolizer::Impl {
   unsigned threads = 1;
 
   mutable std::mutex mutex;  // guards states and order
-  struct Entry {
-    std::unique_ptr<ModuleState> state;
-    bool listed = false;  // in `order`
-  };
-  std::map<std::string, Entry> states;
+  std::map<std::string, std::unique_ptr<ModuleState>> states;
   std::vector<ModuleState*> order;  // first use first: warnings come out in this order
 
-  // `use`: for a request; prepare() leaves the module out of `order`.
-  ModuleState* state_for(const SymbolizeModule& module, bool use) {
+  ModuleState* state_for(const SymbolizeModule& module) {
     std::lock_guard lock(mutex);
-    Entry& e = states[module_key(module)];
-    if (e.state == nullptr) e.state = std::make_unique<ModuleState>(module, options.debug_dirs);
-    if (use && !e.listed) {
-      e.listed = true;
-      order.push_back(e.state.get());
+    auto [it, inserted] = states.try_emplace(module_key(module));
+    if (inserted) {
+      it->second = std::make_unique<ModuleState>(module, options.debug_dirs);
+      order.push_back(it->second.get());
     }
-    return e.state.get();
+    return it->second.get();
   }
 
   void resolve_misses(std::map<ModuleState*, std::vector<std::uint64_t>>& misses) {
@@ -105,7 +99,7 @@ std::vector<std::vector<Symbol>> Symbolizer::symbolize_all(std::span<const Reque
   std::map<ModuleState*, std::vector<std::uint64_t>> misses;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const SymbolizeModule& module = *requests[i].module;
-    states[i] = impl_->state_for(module, true);
+    states[i] = impl_->state_for(module);
     offsets[i].reserve(requests[i].ips.size());
     // Wrapping: an ip below the bias (a bad request) still gets an answer.
     for (const std::uint64_t ip : requests[i].ips) offsets[i].push_back(ip - module.bias);
@@ -119,10 +113,6 @@ std::vector<std::vector<Symbol>> Symbolizer::symbolize_all(std::span<const Reque
     states[i]->append_symbols(offsets[i], requests[i].module->path, results[i]);
   }
   return results;
-}
-
-void Symbolizer::prepare(std::span<const SymbolizeModule> modules) {
-  for (const SymbolizeModule& module : modules) impl_->state_for(module, false)->prepare();
 }
 
 std::vector<std::string> Symbolizer::warnings() const {

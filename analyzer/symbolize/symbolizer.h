@@ -79,12 +79,6 @@ class Symbolizer {
   };
   std::vector<std::vector<Symbol>> symbolize_all(std::span<const Request> requests);
 
-  // Opens the debug information of `modules` ahead of their first request
-  // (libdw decompresses a compressed debug file whole: libc's takes 40 ms):
-  // call it on a thread of its own while something else runs. Thread-safe;
-  // changes no result and no warning's order.
-  void prepare(std::span<const SymbolizeModule> modules);
-
   // Warnings so far (build-id mismatch, missing files, no debug info), each
   // once per module, as sentences without a trailing newline.
   std::vector<std::string> warnings() const;

@@ -177,28 +177,6 @@ TEST_SUITE("symbolize/symbolizer") {
     CHECK(warnings[0].find("abcdef") != std::string::npos);
   }
 
-  TEST_CASE("prepared modules answer as unprepared ones, and warn only once asked for") {
-    const RunFixture c = run_library(SYM_C_LIB, "sym_c_run");
-    const RunFixture cpp = run_library(SYM_CPP_LIB, "sym_cpp_run");
-    const SymbolizeModule gone{"/nonexistent/memrec/libgone.so", {0xab}, 0x7f0000000000, {}};
-    Symbolizer cold({});
-    Symbolizer warm({});
-    const SymbolizeModule all[] = {c.module, cpp.module, gone};
-    std::thread preparing([&] { warm.prepare(all); });
-    preparing.join();
-    CHECK(warm.warnings().empty());  // nothing asked for yet
-    for (const RunFixture* f : {&cpp, &c}) {
-      const auto want = cold.symbolize(f->module, first_ips(f->trace, 2));
-      const auto got = warm.symbolize(f->module, first_ips(f->trace, 2));
-      REQUIRE(got.size() == want.size());
-      for (std::size_t i = 0; i < got.size(); ++i) CHECK(got[i].frames == want[i].frames);
-    }
-    CHECK(warm.warnings().empty());
-    (void)warm.symbolize(gone, std::vector<std::uint64_t>{0x7f0000001235});
-    REQUIRE(warm.warnings().size() == 1);
-    CHECK(warm.warnings()[0].find("libgone.so") != std::string::npos);
-  }
-
   TEST_CASE("leaves the vDSO as module+offset without a warning") {
     const SymbolizeModule vdso{"linux-vdso.so.1", {0x01, 0x02}, 0x7fff00000000, {}};
     Symbolizer symbolizer({});
