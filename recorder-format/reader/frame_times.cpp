@@ -9,6 +9,8 @@
 
 #include <algorithm>
 
+#include "byte_reader.h"
+#include "column_directory.h"
 #include "memrec/format/frame_columns.h"
 #include "memrec/format/records.h"
 #include "memrec/format/varint.h"
@@ -18,52 +20,13 @@ namespace {
 
 using format::Tag;
 
-// A bounds-checked cursor over one column; a failed read leaves `ok` false.
-class ColumnCursor {
- public:
-  explicit ColumnCursor(std::span<const std::byte> in = {}) : in_(in) {}
-  bool ok() const { return ok_; }
-  bool done() const { return pos_ >= in_.size(); }
-
-  std::uint64_t varint() {
-    const auto v = format::get_varint(in_.subspan(std::min(pos_, in_.size())));
-    if (!v) {
-      ok_ = false;
-      return 0;
-    }
-    pos_ += v->size;
-    return v->value;
-  }
-  std::uint8_t u8() {
-    if (pos_ >= in_.size()) {
-      ok_ = false;
-      return 0;
-    }
-    return static_cast<std::uint8_t>(in_[pos_++]);
-  }
-  std::span<const std::byte> take(std::uint64_t n) {
-    if (n > in_.size() - std::min(pos_, in_.size())) {
-      ok_ = false;
-      return {};
-    }
-    const auto out = in_.subspan(pos_, n);
-    pos_ += n;
-    return out;
-  }
-
- private:
-  std::span<const std::byte> in_;
-  std::size_t pos_ = 0;
-  bool ok_ = true;
-};
-
 class TimeWalk {
  public:
   std::uint64_t earliest = kNoEventTime;
 
   // False when a column runs short or a tag is unknown.
-  bool run(ColumnCursor& tags, ColumnCursor& dt, ColumnCursor& rest) {
-    while (!tags.done()) {
+  bool run(ByteReader& tags, ByteReader& dt, ByteReader& rest) {
+    while (!tags.at_end()) {
       const std::uint8_t tag = tags.u8();
       if (!record(tag, dt, rest) || !dt.ok() || !rest.ok()) return false;
     }
@@ -71,14 +34,14 @@ class TimeWalk {
   }
 
  private:
-  void event(ColumnCursor& dt) {
+  void event(ByteReader& dt) {
     time_ = format::undelta(time_, dt.varint());
     earliest = std::min(earliest, time_);
   }
   // The allocation half of a Realloc or Mremap: an unsigned delta after the release.
-  void then_alloc(ColumnCursor& dt) { time_ += dt.varint(); }
+  void then_alloc(ByteReader& dt) { time_ += dt.varint(); }
 
-  bool record(std::uint8_t tag, ColumnCursor& dt, ColumnCursor& rest) {
+  bool record(std::uint8_t tag, ByteReader& dt, ByteReader& rest) {
     if ((tag & format::kAllocTagMask) == static_cast<std::uint8_t>(Tag::kAllocBase)) {
       if ((tag & ~format::kAllocTagMask) >= format::kAllocFnCount) return false;
       event(dt);
@@ -112,8 +75,8 @@ class TimeWalk {
   }
 
   // A record whole in `rest`: a length, then its body as in FORMAT.md "Records".
-  bool other(std::uint8_t tag, ColumnCursor& rest) {
-    ColumnCursor body(rest.take(rest.varint()));
+  bool other(std::uint8_t tag, ByteReader& rest) {
+    ByteReader body(rest.take(rest.varint()));
     switch (static_cast<Tag>(tag)) {
       case Tag::kThreadStart:
       case Tag::kThreadExit:
@@ -143,20 +106,14 @@ class TimeWalk {
 }  // namespace
 
 std::optional<std::uint64_t> earliest_in_columns(std::span<const std::byte> columns) {
-  ColumnCursor dir(columns);
-  if (dir.varint() != format::kColumnCount || !dir.ok()) return std::nullopt;
-  std::array<std::uint64_t, format::kColumnCount> sizes{};
-  for (std::uint64_t& size : sizes) size = dir.varint();
-  if (!dir.ok()) return std::nullopt;
-  std::array<ColumnCursor, format::kColumnCount> cols;
-  for (std::size_t i = 0; i < format::kColumnCount; ++i) {
-    cols[i] = ColumnCursor(dir.take(sizes[i]));
-    if (!dir.ok()) return std::nullopt;
-  }
-  if (!dir.done()) return std::nullopt;
-  const auto col = [&](format::Column c) -> ColumnCursor& { return cols[static_cast<std::size_t>(c)]; };
+  const auto spans = detail::split_directory(columns);
+  if (!spans) return std::nullopt;
+  const auto col = [&](format::Column c) { return ByteReader((*spans)[static_cast<std::size_t>(c)]); };
+  ByteReader tags = col(format::Column::kTags);
+  ByteReader dt = col(format::Column::kDt);
+  ByteReader rest = col(format::Column::kRest);
   TimeWalk walk;
-  if (!walk.run(col(format::Column::kTags), col(format::Column::kDt), col(format::Column::kRest))) return std::nullopt;
+  if (!walk.run(tags, dt, rest)) return std::nullopt;
   return walk.earliest;
 }
 
