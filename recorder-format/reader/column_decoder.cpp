@@ -1,11 +1,12 @@
-// Decodes a version-2 columns payload straight into records, without joining
-// it into version 1's layout first: the analyzer's load decodes every frame,
-// and the join's byte-by-byte rebuild and second parse were most of that
-// work. Reads and checks the columns as frame_columns_join.cpp does (the same
-// rings, the same messages); a record that has no columns of its own is
+// Decodes a columns payload straight into records, without joining it into
+// version 1's layout first: the analyzer's load decodes every frame, and the
+// join's byte-by-byte rebuild and second parse were most of that work. Reads
+// and checks the columns as frame_columns_join.cpp does (the same address
+// decoder, the same messages); a record that has no columns of its own is
 // decoded from its bytes in `rest` by the record decoder's own code.
 #include <fmt/format.h>
 
+#include "address_decoder.h"
 #include "byte_reader.h"
 #include "column_directory.h"
 #include "memrec/format/frame_columns.h"
@@ -21,10 +22,11 @@ using format::Tag;
 
 class ColumnDecoder {
  public:
-  ColumnDecoder(const detail::ColumnSpans& spans, RecordVisitor& visitor)
+  ColumnDecoder(const detail::ColumnSpans& spans, std::uint8_t layout, RecordVisitor& visitor)
       : cols_{ByteReader(spans[0]), ByteReader(spans[1]), ByteReader(spans[2]), ByteReader(spans[3]),
               ByteReader(spans[4]), ByteReader(spans[5]), ByteReader(spans[6])},
-        visitor_(visitor) {
+        visitor_(visitor),
+        addresses_(detail::address_decoder_for(layout)) {
     static_assert(format::kColumnCount == 7);
   }
 
@@ -73,25 +75,21 @@ class ColumnDecoder {
     return false;
   }
 
-  // One address, rebuilt from addr_k and addr through the rings (FORMAT.md, "Columns").
-  bool address(AddressKind kind, std::uint64_t& out) {
+  // One address, rebuilt from addr_k and addr (FORMAT.md, "Columns"); an
+  // allocation's `size` picks its class.
+  bool address(AddressKind kind, std::uint64_t& out, std::uint64_t size = 0) {
     const std::uint64_t k = col(Column::kAddrK).varint();
     if (!col(Column::kAddrK).ok()) return false;
     std::uint64_t addr = 0;
     if (k == format::kAddrMissAligned || k == format::kAddrMissUnaligned) {
       const auto d = static_cast<std::uint64_t>(format::unzigzag(col(Column::kAddr).varint()));
       if (!col(Column::kAddr).ok()) return false;
-      addr = coder_.previous + (k == format::kAddrMissAligned ? d << 4 : d);
+      addr = addresses_.previous() + (k == format::kAddrMissAligned ? d << 4 : d);
     } else {
-      format::AddressRing* ring = coder_.ring_for(kind);
-      const std::uint64_t slot = k - format::kFirstRingSlot;
-      if (ring == nullptr || slot >= ring->count) {
-        return fail(fmt::format("an address names ring slot {} of {}", slot, ring == nullptr ? 0 : ring->count));
-      }
-      addr = ring->slots[slot];
-      ring->remove(static_cast<std::uint32_t>(slot));
+      std::string why;
+      if (!addresses_.named(kind, k, size, addr, why)) return fail(std::move(why));
     }
-    coder_.seen(kind, addr);
+    addresses_.seen(kind, addr, size);
     out = state_.delta.addr = addr;
     return true;
   }
@@ -133,9 +131,9 @@ class ColumnDecoder {
     if (!tid(r.tid)) return false;
     r.fn = static_cast<format::AllocFn>(tag & ~format::kAllocTagMask);
     r.time_ns = time();
-    if (!ok(Column::kDt) || !address(AddressKind::kAlloc, r.addr)) return false;
-    r.size = size();
-    if (!stack(r.stack) || !ok(Column::kSize, Column::kStack)) return false;
+    r.size = size();  // before the address: it picks the address's class
+    if (!ok(Column::kDt, Column::kSize) || !address(AddressKind::kAlloc, r.addr, r.size)) return false;
+    if (!stack(r.stack) || !ok(Column::kStack)) return false;
     visitor_.on_alloc(r);
     return true;
   }
@@ -159,9 +157,9 @@ class ColumnDecoder {
     r.free_ns = time();
     if (!ok(Column::kDt) || !address(AddressKind::kFree, r.old_addr)) return false;
     r.alloc_ns = time_after(r.free_ns);
-    if (!ok(Column::kDt) || !address(AddressKind::kAlloc, r.new_addr)) return false;
     r.size = size();
-    if (!stack(r.stack) || !ok(Column::kSize, Column::kStack)) return false;
+    if (!ok(Column::kDt, Column::kSize) || !address(AddressKind::kAlloc, r.new_addr, r.size)) return false;
+    if (!stack(r.stack) || !ok(Column::kStack)) return false;
     visitor_.on_realloc(r);
     return true;
   }
@@ -220,20 +218,20 @@ class ColumnDecoder {
   std::array<ByteReader, format::kColumnCount> cols_;
   RecordVisitor& visitor_;
   detail::DecodeState state_;
-  format::AddressCoderState coder_;
+  detail::AddressDecoder& addresses_;
   std::string failure_;
 };
 
 }  // namespace
 
-Status decode_columns(std::span<const std::byte> payload, std::string_view name, std::uint64_t frame_offset,
-                      RecordVisitor& visitor) {
+Status decode_columns(std::span<const std::byte> payload, std::uint8_t layout, std::string_view name,
+                      std::uint64_t frame_offset, RecordVisitor& visitor) {
   auto corrupt = [&](std::string_view why) {
     return Error{ErrorCode::kCorrupt, fmt::format("{}: corrupt frame at offset {}: {}", name, frame_offset, why)};
   };
   const auto columns = detail::split_directory(payload);
   if (!columns) return corrupt("its column directory does not match its columns");
-  ColumnDecoder decoder(*columns, visitor);
+  ColumnDecoder decoder(*columns, layout, visitor);
   const std::string failure = decoder.run();
   if (!failure.empty()) return corrupt(failure);
   return {};

@@ -1,14 +1,15 @@
-// Joins a version-2 kLayoutColumns payload back into the version-1 records
-// the writer split (memrec/format/frame_columns.h): the same walk, reading
-// fields from their columns and each address through the same rings. Input
-// is untrusted: every column read is bounds-checked, a ring position must name
-// a slot the ring holds, every column must be used up exactly, and the
-// rebuilt records may not pass kMaxFrameBytes (a one-byte ring position can
-// stand for a ten-byte delta).
+// Joins a columns payload back into the version-1 records the writer split
+// (memrec/format/frame_columns.h): the same walk, reading fields from their
+// columns and each address through the same rings or ages. Input is
+// untrusted: every column read is bounds-checked, an address code must name
+// an address the frame has, every column must be used up exactly, and the
+// rebuilt records may not pass kMaxFrameBytes (a one-byte code can stand for a
+// ten-byte delta).
 #include "memrec/reader/frame_columns_join.h"
 
 #include <fmt/format.h>
 
+#include "address_decoder.h"
 #include "column_directory.h"
 #include "memrec/format/frame_columns.h"
 
@@ -51,7 +52,8 @@ class ColumnReader {
 
 class Joiner {
  public:
-  explicit Joiner(std::vector<std::byte>& out) : out_(out) {}
+  Joiner(std::uint8_t layout, std::vector<std::byte>& out)
+      : out_(out), addresses_(detail::address_decoder_for(layout)) {}
 
   // The column directory; false when it does not describe `payload` exactly.
   bool open(std::span<const std::byte> payload) {
@@ -90,7 +92,8 @@ class Joiner {
     const std::size_t n = format::put_varint(v, buf);
     out_.insert(out_.end(), buf, buf + n);
   }
-  bool address(AddressKind kind) {
+  // `size`: an allocation's, which picks its size class.
+  bool address(AddressKind kind, std::uint64_t size = 0) {
     const auto k = col(Column::kAddrK).varint();
     if (!k) return false;
     std::uint64_t addr = 0;
@@ -98,26 +101,28 @@ class Joiner {
       const auto v = col(Column::kAddr).varint();
       if (!v) return false;
       const auto d = static_cast<std::uint64_t>(format::unzigzag(*v));
-      addr = coder_.previous + (*k == format::kAddrMissAligned ? d << 4 : d);
-    } else {
-      format::AddressRing* ring = coder_.ring_for(kind);
-      const std::uint64_t slot = *k - format::kFirstRingSlot;
-      if (ring == nullptr || slot >= ring->count) {
-        failure_ = fmt::format("an address names ring slot {} of {}", slot, ring == nullptr ? 0 : ring->count);
-        return false;
-      }
-      addr = ring->slots[slot];
-      ring->remove(static_cast<std::uint32_t>(slot));
+      addr = addresses_.previous() + (*k == format::kAddrMissAligned ? d << 4 : d);
+    } else if (!addresses_.named(kind, *k, size, addr, failure_)) {
+      return false;
     }
-    coder_.seen(kind, addr);
+    addresses_.seen(kind, addr, size);
     put_varint(format::delta(v1_addr_, addr));
     v1_addr_ = addr;
+    return true;
+  }
+  // An allocation's address and size, in version 1's order: the size is read
+  // first, as it picks the address's class.
+  bool alloc_address_and_size() {
+    const std::span<const std::byte> size = col(Column::kSize).varint_bytes();
+    if (size.empty()) return false;
+    if (!address(AddressKind::kAlloc, format::get_varint(size)->value)) return false;
+    out_.insert(out_.end(), size.begin(), size.end());
     return true;
   }
 
   bool record(std::uint8_t tag) {
     if ((tag & format::kAllocTagMask) == static_cast<std::uint8_t>(format::Tag::kAllocBase)) {
-      return copy(Column::kDt) && address(AddressKind::kAlloc) && copy(Column::kSize) && copy(Column::kStack);
+      return copy(Column::kDt) && alloc_address_and_size() && copy(Column::kStack);
     }
     switch (static_cast<format::Tag>(tag)) {
       case format::Tag::kThread:
@@ -128,8 +133,8 @@ class Joiner {
         const auto fn = col(Column::kRest).take(1);
         if (!fn) return false;
         out_.push_back((*fn)[0]);
-        return copy(Column::kDt) && address(AddressKind::kFree) && copy(Column::kDt) && address(AddressKind::kAlloc) &&
-               copy(Column::kSize) && copy(Column::kStack);
+        return copy(Column::kDt) && address(AddressKind::kFree) && copy(Column::kDt) && alloc_address_and_size() &&
+               copy(Column::kStack);
       }
       case format::Tag::kMmap:
         return copy(Column::kDt) && address(AddressKind::kPlain) && copy(Column::kSize) && copy(Column::kRest) &&
@@ -154,20 +159,20 @@ class Joiner {
 
   std::vector<std::byte>& out_;
   std::array<ColumnReader, format::kColumnCount> cols_;
-  format::AddressCoderState coder_;
+  detail::AddressDecoder& addresses_;
   std::uint64_t v1_addr_ = 0;
   std::string failure_;
 };
 
 }  // namespace
 
-Status join_columns(std::span<const std::byte> payload, std::vector<std::byte>& out, std::string_view name,
-                    std::uint64_t frame_offset) {
+Status join_columns(std::span<const std::byte> payload, std::uint8_t layout, std::vector<std::byte>& out,
+                    std::string_view name, std::uint64_t frame_offset) {
   out.clear();
   auto corrupt = [&](std::string_view why) {
     return Error{ErrorCode::kCorrupt, fmt::format("{}: corrupt frame at offset {}: {}", name, frame_offset, why)};
   };
-  Joiner joiner(out);
+  Joiner joiner(layout, out);
   if (!joiner.open(payload)) return corrupt("its column directory does not match its columns");
   const std::string failure = joiner.run();
   if (!failure.empty()) return corrupt(failure);

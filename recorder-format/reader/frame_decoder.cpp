@@ -1,6 +1,6 @@
 // Decompresses frames with one reusable zstd context per decoder. Every zstd
 // result is checked, in release builds too: a frame must decompress to exactly
-// the size its envelope promises. A version-2 payload's layout byte says
+// the size its envelope promises. A version-2 or -3 payload's layout byte says
 // whether records or columns follow. decode() reads columns directly
 // (column_decoder.cpp); decompress() joins them back into version 1's
 // records for callers that want the bytes.
@@ -61,6 +61,10 @@ Result<std::span<const std::byte>> FrameDecoder::inflate(std::span<const std::by
 
 namespace {
 
+bool is_columns_layout(std::uint8_t layout) {
+  return layout == format::kLayoutColumns || layout == format::kLayoutAgedColumns;
+}
+
 Error unknown_layout(std::string_view name, const FrameInfo& frame, std::uint8_t layout) {
   return Error{ErrorCode::kCorrupt,
                fmt::format("{}: corrupt frame at offset {}: unknown layout {}", name, frame.offset, layout)};
@@ -74,8 +78,8 @@ Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std:
   if (!payload || frame.format_version < 2) return payload;
   const auto layout = static_cast<std::uint8_t>((*payload)[0]);
   if (layout == format::kLayoutRecords) return payload->subspan(1);
-  if (layout != format::kLayoutColumns) return unknown_layout(name, frame, layout);
-  const Status joined = join_columns(payload->subspan(1), records_, name, frame.offset);
+  if (!is_columns_layout(layout)) return unknown_layout(name, frame, layout);
+  const Status joined = join_columns(payload->subspan(1), layout, records_, name, frame.offset);
   if (!joined) return joined.error();
   return std::span<const std::byte>(records_);
 }
@@ -87,8 +91,8 @@ Status FrameDecoder::decode(std::span<const std::byte> file, const FrameInfo& fr
   if (frame.format_version < 2) return decode_records(*payload, name, frame.offset, visitor);
   const auto layout = static_cast<std::uint8_t>((*payload)[0]);
   if (layout == format::kLayoutRecords) return decode_records(payload->subspan(1), name, frame.offset, visitor);
-  if (layout != format::kLayoutColumns) return unknown_layout(name, frame, layout);
-  return decode_columns(payload->subspan(1), name, frame.offset, visitor);
+  if (!is_columns_layout(layout)) return unknown_layout(name, frame, layout);
+  return decode_columns(payload->subspan(1), layout, name, frame.offset, visitor);
 }
 
 }  // namespace memrec::reader

@@ -159,7 +159,7 @@ std::uint64_t stream_frames(const Dump& dump) {
       check_frame_error(payload.error(), frame);
       break;
     }
-    // Version 1 hands the payload on; version 2 drops its layout byte or joins
+    // Version 1 hands the payload on; later versions drop the layout byte or join
     // its columns, which rebuild to at most kMaxFrameBytes of records.
     if (frame.format_version < 2) {
       require(payload->size() == frame.decompressed_bytes);

@@ -171,7 +171,7 @@ NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
                                ("corrupt file header",)),
     "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
     "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
-    "newer version": (lambda: header(version=3) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "newer version": (lambda: header(version=4) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
     "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
     "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
     "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 3) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v3 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 4) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v4 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -345,9 +345,9 @@ def test_a_crafted_clean_dump_reads(build, memrec_cli, tmp_path, reader):
 
 
 def columns(tags: bytes, dt: bytes = b"", addr_k: bytes = b"", addr: bytes = b"", size: bytes = b"",
-            stack: bytes = b"", rest: bytes = b"") -> bytes:
+            stack: bytes = b"", rest: bytes = b"", layout: int = 1) -> bytes:
     cols = (tags, dt, addr_k, addr, size, stack, rest)
-    return b"\x01" + varint(len(cols)) + b"".join(varint(len(c)) for c in cols) + b"".join(cols)
+    return bytes([layout]) + varint(len(cols)) + b"".join(varint(len(c)) for c in cols) + b"".join(cols)
 
 
 # Thread 7; malloc(64) at 0x1000 (a miss: 0x1000 is 16-aligned, stored >> 4);
@@ -357,19 +357,65 @@ V2_THREAD_ALLOC_FREE_END = columns(tags=b"\x01\x20\x03\x11", dt=zz(5) + zz(1), a
                                    rest=varint(7) + varint(1) + zz(10))
 
 
+# --- version 3: addresses coded by age (FORMAT.md, "Columns") -------------------------
+
+# Thread 7; malloc(64) at 0x1000 (a miss); its free (the allocation 0 back);
+# malloc(60) at 0x1000 again (the free 0 back in its size class: code 2);
+# free of it (code 2); malloc(200) at 0x1000 (the free 0 back among all: code
+# 3, its class differs); End at +10.
+V3_REUSE = columns(tags=b"\x01\x20\x03\x20\x03\x20\x11", dt=zz(5) + zz(1) * 4,
+                   addr_k=varint(0) + varint(2) * 3 + varint(3), addr=zz(0x1000 >> 4),
+                   size=varint(64) + varint(60) + varint(200), stack=zz(0) * 3,
+                   rest=varint(7) + varint(1) + zz(10), layout=2)
+
+
+# version, payload, then (allocations, frees, live bytes) at the end
+CRAFTED_DUMPS: dict[str, tuple[int, bytes, tuple[int, int, int]]] = {
+    "v2 columns": (2, V2_THREAD_ALLOC_FREE_END, (1, 1, 0)),
+    "v2 records": (2, b"\x00" + THREAD + alloc(5, 0x1000, 64) + b"\x03" + zz(1) + zz(0) + END, (1, 1, 0)),
+    "v3 columns": (3, V3_REUSE, (3, 2, 200)),
+}
+
+
 @pytest.mark.parametrize("reader", READERS)
-@pytest.mark.parametrize("payload", [V2_THREAD_ALLOC_FREE_END, b"\x00" + THREAD + alloc(5, 0x1000, 64) +
-                                     b"\x03" + zz(1) + zz(0) + END], ids=["columns", "records"])
-def test_a_crafted_version_2_dump_reads(build, memrec_cli, tmp_path, reader, payload):
-    # given a version-2 file whose one frame is the columns FORMAT.md describes, or layout 0's records
-    data = header(version=2) + frame(payload)
+@pytest.mark.parametrize("case", list(CRAFTED_DUMPS))
+def test_a_crafted_dump_of_each_layout_reads(build, memrec_cli, tmp_path, reader, case):
+    # given a file whose one frame is the columns FORMAT.md describes, or layout 0's records
+    version, payload, counts = CRAFTED_DUMPS[case]
+    data = header(version=version) + frame(payload)
     run = read_as(build, reader, tmp_path, data)
     assert_no_crash(run)
     assert run.returncode == EXIT_OK, run.describe()
-    # then it holds exactly one malloc of 64 bytes, freed, and a clean end
+    # then it holds exactly those allocations and frees (v3: all of one address), and a clean end
     info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
-    assert info["format_version"] == 2 and info["clean_end"] is True
-    assert (info["counts"]["alloc"], info["counts"]["free"], info["heap"]["live_bytes"]) == (1, 1, 0)
+    assert info["format_version"] == version and info["clean_end"] is True
+    assert (info["counts"]["alloc"], info["counts"]["free"], info["heap"]["live_bytes"]) == counts
+
+
+V3_CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {
+    "a free of an allocation never made": (
+        columns(tags=b"\x01\x03", dt=zz(1), addr_k=varint(2), rest=varint(7), layout=2),
+        "a free names allocation 0 back of 0"),
+    "an allocation of a free never made": (
+        columns(tags=b"\x01\x20", dt=zz(1), addr_k=varint(5), size=varint(8), stack=zz(0), rest=varint(7),
+                layout=2), "an allocation names free 1 back of 0"),
+    "an allocation of a class never freed": (
+        columns(tags=b"\x01\x20", dt=zz(1), addr_k=varint(2), size=varint(8), stack=zz(0), rest=varint(7),
+                layout=2), "an allocation names free 0 back of 0 in size class 1"),
+    "a mapping named by age": (
+        columns(tags=b"\x01\x06", dt=zz(1), addr_k=varint(2), size=varint(4096), rest=varint(7), layout=2),
+        "a mapping address names earlier address 0"),
+}
+
+
+@pytest.mark.parametrize("reader", READERS)
+@pytest.mark.parametrize("case", list(V3_CORRUPT_FRAMES))
+def test_version_3_columns_naming_nothing_are_corrupt_at_their_offset(build, memrec_cli, tmp_path, reader, case):
+    payload, phrase = V3_CORRUPT_FRAMES[case]
+    good = frame(b"\x00" + THREAD + alloc(5, 0x1000, 64))
+    data = header(version=3) + good + frame(payload)
+    run = read_as(build, reader, tmp_path, data)
+    assert_rejected(run, "hostile.dat", "corrupt frame", f"offset {len(header(version=3)) + len(good)}", phrase)
 
 
 V2_CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {

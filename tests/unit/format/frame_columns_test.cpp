@@ -1,7 +1,7 @@
-// Version 2's columns (memrec/format/frame_columns.h and the reader's join):
-// random record streams split and join back to the same bytes, every layout
-// reads the same records, and broken column payloads are corrupt, never a
-// crash.
+// Columns (memrec/format/frame_columns.h and the reader's join and direct
+// decode), with version 3's age-coded addresses and version 2's rings: random
+// record streams split and join back to the same bytes, every layout reads
+// the same records, and broken column payloads are corrupt, never a crash.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -27,14 +27,18 @@ using memrec::testing::FrameLayout;
 
 namespace {
 
-// Every record kind, with addresses the rings hit (a free of a live block, a
-// malloc of a freed one), miss aligned and unaligned, and deltas as large as
-// 64 bits allow.
+// Every record kind, with addresses the coding finds (a free of a live block,
+// a malloc of a freed one, of its old size or another), miss aligned and
+// unaligned, and deltas as large as 64 bits allow.
 template <typename Encoder>
 void random_records(Encoder& e, std::uint32_t seed, int n) {
   std::mt19937_64 rng(seed);
-  std::vector<std::uint64_t> live;
-  std::vector<std::uint64_t> freed;
+  struct Block {
+    std::uint64_t addr;
+    std::uint64_t size;
+  };
+  std::vector<Block> live;
+  std::vector<Block> freed;
   std::uint64_t t = 0;
   const std::uint64_t addresses[] = {0, ~0ull, ~0ull - 15, 0x8000'0000'0000'0000ull, 1, 16, 0x10};
   auto fresh = [&]() -> std::uint64_t {
@@ -57,21 +61,26 @@ void random_records(Encoder& e, std::uint32_t seed, int n) {
       case 0:
       case 1:
       case 2: {
-        const std::uint64_t a = !freed.empty() && rng() % 2 ? freed[rng() % freed.size()] : fresh();
-        REQUIRE(e.alloc(static_cast<AllocFn>(rng() % format::kAllocFnCount), t, a, rng() % 5000, stack));
-        live.push_back(a);
+        Block b{fresh(), rng() % 5000};
+        if (!freed.empty() && rng() % 2) {
+          // Most often the last block freed, as allocators hand them back.
+          const Block& f = rng() % 2 ? freed.back() : freed[rng() % freed.size()];
+          b = {f.addr, rng() % 3 ? f.size : b.size};
+        }
+        REQUIRE(e.alloc(static_cast<AllocFn>(rng() % format::kAllocFnCount), t, b.addr, b.size, stack));
+        live.push_back(b);
         break;
       }
       case 3:
       case 4:
       case 5: {
-        const std::uint64_t a = !live.empty() && rng() % 4 ? live[rng() % live.size()] : fresh();
-        REQUIRE(e.free(t, a));
-        freed.push_back(a);
+        const Block b = !live.empty() && rng() % 4 ? live[rng() % live.size()] : Block{fresh(), 0};
+        REQUIRE(e.free(t, b.addr));
+        freed.push_back(b);
         break;
       }
       case 6: {
-        const std::uint64_t old = !live.empty() ? live[rng() % live.size()] : fresh();
+        const std::uint64_t old = !live.empty() ? live[rng() % live.size()].addr : fresh();
         REQUIRE(e.realloc(AllocFn::kMalloc, t, old, t + rng() % 10, fresh(), rng() % 100000, stack));
         break;
       }
@@ -201,9 +210,13 @@ std::vector<std::byte> records_of(std::uint32_t seed, int n) {
   return {e.written().begin(), e.written().end()};
 }
 
-Status join(std::span<const std::byte> payload, std::vector<std::byte>& out) {
+std::uint8_t layout_of(std::span<const std::byte> payload) {
   REQUIRE(!payload.empty());
-  return reader::join_columns(payload.subspan(1), out, "c.dat", 99);
+  return static_cast<std::uint8_t>(payload[0]);
+}
+
+Status join(std::span<const std::byte> payload, std::vector<std::byte>& out) {
+  return reader::join_columns(payload.subspan(1), layout_of(payload), out, "c.dat", 99);
 }
 
 // Every frame's records as the reader hands them to the record decoder, and
@@ -273,9 +286,8 @@ class Reencoder final : public reader::RecordVisitor {
 // decode_columns() on a payload with its layout byte: the records it visited
 // (re-encoded) and its status.
 std::pair<std::vector<std::byte>, Status> decode_direct(std::span<const std::byte> payload) {
-  REQUIRE(!payload.empty());
   Reencoder visited;
-  Status status = reader::decode_columns(payload.subspan(1), "c.dat", 99, visited);
+  Status status = reader::decode_columns(payload.subspan(1), layout_of(payload), "c.dat", 99, visited);
   return {visited.bytes(), std::move(status)};
 }
 
@@ -288,21 +300,32 @@ std::pair<std::vector<std::byte>, Status> decode_joined(std::span<const std::byt
   return {visited.bytes(), std::move(status)};
 }
 
+// Runs the test case twice, as two subcases: version 3's age-coded columns
+// (false), then version 2's rings (true).
+bool ages_or_rings() {
+  bool rings = false;
+  SUBCASE("ages") {}
+  SUBCASE("rings") { rings = true; }
+  return rings;
+}
+
 }  // namespace
 
 TEST_SUITE("format/frame_columns") {
   TEST_CASE("decoding columns directly visits the records they were split from") {
+    const bool rings = ages_or_rings();
     for (std::uint32_t seed = 1; seed <= 200; ++seed) {
       CAPTURE(seed);
       const auto records = records_of(seed, 1 + static_cast<int>(seed * 7 % 500));
-      const auto [visited, status] = decode_direct(columns_payload(records));
+      const auto [visited, status] = decode_direct(columns_payload(records, rings));
       REQUIRE(status.ok());
       CHECK(visited == records);
     }
   }
 
   TEST_CASE("damaged columns decode directly as they join, or stop earlier, never a crash") {
-    const auto good = columns_payload(records_of(9, 400));
+    const bool rings = ages_or_rings();
+    const auto good = columns_payload(records_of(9, 400), rings);
     std::mt19937 rng(4);
     int failed = 0;
     int stricter = 0;
@@ -340,11 +363,12 @@ TEST_SUITE("format/frame_columns") {
   }
 
   TEST_CASE("random record streams split into columns and join back to the same bytes") {
+    const bool rings = ages_or_rings();
     for (std::uint32_t seed = 1; seed <= 200; ++seed) {
       CAPTURE(seed);
       const auto records = records_of(seed, 1 + static_cast<int>(seed * 7 % 500));
-      const auto payload = columns_payload(records);
-      CHECK(static_cast<std::uint8_t>(payload[0]) == format::kLayoutColumns);
+      const auto payload = columns_payload(records, rings);
+      CHECK(layout_of(payload) == (rings ? format::kLayoutColumns : format::kLayoutAgedColumns));
       std::vector<std::byte> joined;
       const Status status = join(payload, joined);
       REQUIRE(status.ok());
@@ -352,9 +376,10 @@ TEST_SUITE("format/frame_columns") {
     }
   }
 
-  TEST_CASE("ring hits cost a small position instead of the address") {
+  TEST_CASE("an address found earlier in the frame costs a small code instead of the address") {
     // A block freed and allocated again at once, 10,000 times: every address
-    // after the first is a hit, one byte in addr_k and nothing in addr.
+    // after the first is found, one byte in addr_k and nothing in addr.
+    const bool rings = ages_or_rings();
     std::vector<std::byte> buf(1u << 20);
     format::RecordEncoder e(buf);
     REQUIRE(e.thread(1));
@@ -362,7 +387,7 @@ TEST_SUITE("format/frame_columns") {
       REQUIRE(e.alloc(AllocFn::kMalloc, i, 0x5555'1234'5670ull, 64, 1));
       REQUIRE(e.free(i, 0x5555'1234'5670ull));
     }
-    const auto payload = columns_payload(e.written());
+    const auto payload = columns_payload(e.written(), rings);
     std::vector<std::byte> joined;
     REQUIRE(join(payload, joined).ok());
     CHECK(std::equal(joined.begin(), joined.end(), e.written().begin(), e.written().end()));
@@ -380,7 +405,7 @@ TEST_SUITE("format/frame_columns") {
     CHECK(sizes[static_cast<std::size_t>(format::Column::kAddr)] == 7);  // zz(0x5555'1234'567): 7 bytes
   }
 
-  TEST_CASE("version 1 files, layout-0 frames and columns read the same records") {
+  TEST_CASE("version 1 files, layout-0 frames and both kinds of columns read the same records") {
     auto build = [](FrameLayout layout) {
       DumpBuilder b(memrec::testing::sample_header(), layout);
       for (std::uint32_t seed = 11; seed <= 13; ++seed) {
@@ -391,12 +416,14 @@ TEST_SUITE("format/frame_columns") {
     const auto columns = read_records(build(FrameLayout::kColumns));
     CHECK(columns.second > 900);
     CHECK(read_records(build(FrameLayout::kRecords)) == columns);
+    CHECK(read_records(build(FrameLayout::kRingColumns)) == columns);
     CHECK(read_records(build(FrameLayout::kVersion1)) == columns);
   }
 
   TEST_CASE("a broken column payload is corrupt, naming the frame, and never read past") {
+    const bool rings = ages_or_rings();
     const auto records = records_of(5, 200);
-    const auto good = columns_payload(records);
+    const auto good = columns_payload(records, rings);
     std::vector<std::byte> out;
     auto error_of = [&](std::vector<std::byte> payload) {
       const Status status = join(payload, out);
@@ -418,17 +445,19 @@ TEST_SUITE("format/frame_columns") {
     auto six = good;
     six[1] = std::byte{6};
     CHECK(error_of(six).find("column directory") != std::string::npos);
-    // a ring position past what the ring holds: the first address names slot 0
+    // a code past what the frame holds: the first address names the most
+    // recent free (of its class, 1 for 8 bytes), or ring slot 0
     std::vector<std::byte> buf(4096);
     format::RecordEncoder e(buf);
     REQUIRE(e.thread(1));
     REQUIRE(e.alloc(AllocFn::kMalloc, 1, 0x1000, 8, 1));
-    auto slot = columns_payload(e.written());
+    auto slot = columns_payload(e.written(), rings);
     // layout, n, 7 sizes (each one byte here), then tags (2), dt (1), addr_k (1)
     const std::size_t addr_k_at = 1 + 1 + 7 + 2 + 1;
     REQUIRE(slot[addr_k_at] == std::byte{format::kAddrMissAligned});
     slot[addr_k_at] = std::byte{format::kFirstRingSlot};
-    CHECK(error_of(slot).find("an address names ring slot 0 of 0") != std::string::npos);
+    CHECK(error_of(slot).find(rings ? "an address names ring slot 0 of 0"
+                                    : "an allocation names free 0 back of 0 in size class 1") != std::string::npos);
     // The direct decoder says the same of each.
     for (const auto& bad : {longer, six, slot}) {
       const auto direct = decode_direct(bad).second;
@@ -438,7 +467,8 @@ TEST_SUITE("format/frame_columns") {
   }
 
   TEST_CASE("random damage to columns is an error or a stream, never a crash") {
-    const auto good = columns_payload(records_of(9, 400));
+    const bool rings = ages_or_rings();
+    const auto good = columns_payload(records_of(9, 400), rings);
     std::mt19937 rng(3);
     std::vector<std::byte> out;
     for (int i = 0; i < 3000; ++i) {
@@ -446,7 +476,7 @@ TEST_SUITE("format/frame_columns") {
       for (int flips = 0; flips < 1 + static_cast<int>(rng() % 4); ++flips) {
         bad[1 + rng() % (bad.size() - 1)] = std::byte{static_cast<std::uint8_t>(rng())};
       }
-      const Status status = reader::join_columns(std::span(bad).subspan(1), out, "c.dat", 0);
+      const Status status = join(bad, out);
       if (!status.ok()) {
         CHECK(status.error().code == ErrorCode::kCorrupt);
       } else {
@@ -462,20 +492,25 @@ TEST_CASE("the column encoder writes the bytes that splitting version-1 records 
     const std::vector<std::byte> records = records_of(seed, 3000);
     std::vector<std::byte> split_storage;
     const format::ColumnBuffers split_cols = column_buffers(split_storage, format::column_capacity(records.size()));
-    std::vector<std::byte> want(2 * records.size() + 128);
-    const std::size_t want_size = format::split_columns(records, split_cols, want);
+    std::vector<std::byte> want(3 * records.size() + 128);
+    std::vector<std::byte> fresh_tables(format::AgeCoder::kMemoryBytes);
+    format::AgeCoder fresh(fresh_tables);
+    const std::size_t want_size = format::split_columns(records, split_cols, want, &fresh);
     REQUIRE(want_size != 0);
 
     std::vector<std::byte> storage;
     std::vector<std::byte> scratch(64 << 10);
+    std::vector<std::byte> tables(format::AgeCoder::kMemoryBytes);
+    format::AgeCoder ages(tables);
     // The encoder wants its frame's whole size in each column.
-    format::ColumnEncoder enc(column_buffers(storage, 2 * records.size()), scratch);
-    // Twice: begin_frame() forgets the first frame's rings and deltas.
+    format::ColumnEncoder enc(column_buffers(storage, 3 * records.size()), scratch, ages);
+    // Twice: begin_frame() forgets the first frame's addresses and deltas
+    // (the tables keep them, marked as the last frame's).
     for (int frame = 0; frame < 2; ++frame) {
       enc.begin_frame();
       ColumnEncoderAsRecords as_records(enc);
       random_records(as_records, seed, 3000);
-      std::vector<std::byte> got(2 * records.size() + 128);
+      std::vector<std::byte> got(3 * records.size() + 128);
       const std::size_t got_size = enc.finish(got);
       REQUIRE(got_size == want_size);
       CHECK(std::equal(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(want_size), got.begin()));
@@ -486,7 +521,9 @@ TEST_CASE("the column encoder writes the bytes that splitting version-1 records 
 TEST_CASE("a full column encoder refuses a record whole and takes it again in a new frame") {
   std::vector<std::byte> storage;
   std::vector<std::byte> scratch(4096);
-  format::ColumnEncoder enc(column_buffers(storage, 1000), scratch);
+  std::vector<std::byte> tables(format::AgeCoder::kMemoryBytes);
+  format::AgeCoder ages(tables);
+  format::ColumnEncoder enc(column_buffers(storage, 1000), scratch, ages);
   enc.begin_frame();
   int accepted = 0;
   while (enc.alloc(AllocFn::kMalloc, 1000 + accepted, 0x5555'0000'0000ull + accepted * 4096ull, 100000, 7)) ++accepted;

@@ -58,13 +58,15 @@ std::vector<std::byte> encode_frame(std::span<const std::byte> payload) {
   return out;
 }
 
-std::vector<std::byte> columns_payload(std::span<const std::byte> records) {
+std::vector<std::byte> columns_payload(std::span<const std::byte> records, bool rings) {
   const std::size_t cap = format::column_capacity(records.size());
   std::vector<std::byte> scratch(format::kColumnCount * cap);
   format::ColumnBuffers columns;
   for (std::size_t i = 0; i < format::kColumnCount; ++i) columns[i] = std::span(scratch).subspan(i * cap, cap);
-  std::vector<std::byte> out(2 * records.size() + 128);
-  const std::size_t n = format::split_columns(records, columns, out);
+  std::vector<std::byte> out(3 * records.size() + 128);
+  std::vector<std::byte> tables(format::AgeCoder::kMemoryBytes);
+  format::AgeCoder ages(tables);
+  const std::size_t n = format::split_columns(records, columns, out, rings ? nullptr : &ages);
   REQUIRE(n != 0);
   out.resize(n);
   return out;
@@ -74,6 +76,7 @@ DumpBuilder::DumpBuilder(const format::FileHeaderFields& fields, FrameLayout lay
     : bytes_(encode_header(fields)), layout_(layout) {
   header_bytes_ = bytes_.size();
   if (layout == FrameLayout::kVersion1) bytes_[8] = std::byte{1};
+  if (layout == FrameLayout::kRingColumns) bytes_[8] = std::byte{2};
 }
 
 DumpBuilder& DumpBuilder::frame(const std::function<void(format::RecordEncoder&)>& fill) {
@@ -82,7 +85,9 @@ DumpBuilder& DumpBuilder::frame(const std::function<void(format::RecordEncoder&)
   enc.begin_frame();
   fill(enc);
   std::vector<std::byte> records(enc.written().begin(), enc.written().end());
-  if (layout_ == FrameLayout::kColumns) records = columns_payload(records);
+  if (layout_ == FrameLayout::kColumns || layout_ == FrameLayout::kRingColumns) {
+    records = columns_payload(records, layout_ == FrameLayout::kRingColumns);
+  }
   if (layout_ == FrameLayout::kRecords) records.insert(records.begin(), std::byte{format::kLayoutRecords});
   const auto frame = encode_frame(records);
   frame_offsets_.push_back(bytes_.size());

@@ -1,4 +1,4 @@
-// Codes a frame's records straight into version 2's columns (FORMAT.md,
+// Codes a frame's records straight into version 3's columns (FORMAT.md,
 // "Columns"), for the preload's writer thread: the bytes are those that
 // splitting RecordEncoder's version-1 records gives (split_columns), without
 // writing and parsing them again. Alloc and Free, nearly every record, are
@@ -21,9 +21,10 @@ namespace memrec::format {
 class ColumnEncoder {
  public:
   // `columns`: kColumnCount buffers of one size, which bounds the frame;
-  // `scratch`: room for the largest record other than Alloc and Free.
-  ColumnEncoder(const ColumnBuffers& columns, std::span<std::byte> scratch)
-      : split_(columns), other_(scratch), capacity_(columns[0].size()) {}
+  // `scratch`: room for the largest record other than Alloc and Free;
+  // `ages`: the address coding's tables.
+  ColumnEncoder(const ColumnBuffers& columns, std::span<std::byte> scratch, AgeCoder& ages)
+      : split_(columns, &ages), other_(scratch), capacity_(columns[0].size()) {}
 
   // The bytes in the columns.
   std::size_t size() const { return split_.size(); }
@@ -40,11 +41,14 @@ class ColumnEncoder {
     bound_ = 0;
   }
 
+  // An address a coming alloc() or free() will code (AgeCoder::prefetch).
+  void prefetch(std::uint64_t addr) const { split_.prefetch(addr); }
+
   bool alloc(AllocFn fn, std::uint64_t time_ns, std::uint64_t addr, std::uint64_t size, std::uint32_t stack) {
     if (!room(kMaxFastRecord)) return false;
     split_.col(Column::kTags).u8_unchecked(static_cast<std::uint8_t>(Tag::kAllocBase) | static_cast<std::uint8_t>(fn));
     split_.put<false>(Column::kDt, delta(state_.time_ns, time_ns));
-    split_.address<false>(AddressKind::kAlloc, addr);
+    split_.address<false>(AddressKind::kAlloc, addr, size);
     split_.put<false>(Column::kSize, size);
     split_.put<false>(Column::kStack, delta(state_.stack, stack));
     state_ = DeltaState{time_ns, addr, stack};
@@ -55,7 +59,7 @@ class ColumnEncoder {
     if (!room(kMaxFastRecord)) return false;
     split_.col(Column::kTags).u8_unchecked(static_cast<std::uint8_t>(Tag::kFree));
     split_.put<false>(Column::kDt, delta(state_.time_ns, time_ns));
-    split_.address<false>(AddressKind::kFree, addr);
+    split_.address<false>(AddressKind::kFree, addr, 0);
     state_.time_ns = time_ns;
     state_.addr = addr;
     bound_ += kMaxFastRecord;
@@ -81,10 +85,10 @@ class ColumnEncoder {
   std::size_t finish(std::span<std::byte> out) const { return split_.finish(out); }
 
  private:
-  // An Alloc's fields: a tag, four varints and a ring position.
+  // An Alloc's fields: a tag, four varints and an address code.
   static constexpr std::size_t kMaxFastRecord = 2 + 5 * kMaxVarintBytes;
   // What a split record may add to its own size: per address (Realloc has
-  // two) a ring position and a delta as long as 64 bits make it.
+  // two) an address code and a delta as long as 64 bits make it.
   static constexpr std::size_t kSplitGrowth = 2 * (1 + kMaxVarintBytes) + 8;
 
   // Every column is at most the sum of all, so this much room in the sum

@@ -1,16 +1,17 @@
-// Version 2's frame payload (FORMAT.md, "Columns"): the records of a frame
-// split into seven columns before zstd, with each heap address coded as a
-// position in a ring of recently freed or recently allocated addresses when
-// it is one. Addresses were most of a dump (a free's delta from the previous
-// event's address is as random as the heap); zstd finds the repeats of a
-// column of like fields and of small ring positions that it cannot find in
-// interleaved varints (bench churn: 8.8 → 5.8 bytes per allocation).
+// The columns payload (FORMAT.md, "Columns"): the records of a frame split
+// into seven columns before zstd, with each heap address coded, when it can
+// be, by reference to an earlier address of the frame: by age in version 3
+// (address_ages.h), by position in a ring of recently freed or allocated
+// addresses in version 2. Addresses were most of a dump (a free's delta from
+// the previous event's address is as random as the heap); zstd finds the
+// repeats of a column of like fields and of small codes that it cannot find in
+// interleaved varints (bench churn: 8.8 → 5.8 bytes per allocation with
+// version 2's rings).
 //
 // The writer codes its records into the columns as it goes
 // (column_encoder.h; allocation-free, into buffers it mapped); the reader
-// joins the columns back into the version-1 bytes
-// (recorder-format/reader/frame_columns_join.cpp) and decodes those, so the
-// record decoder knows one layout only.
+// decodes the columns directly (recorder-format/reader/column_decoder.cpp) or
+// joins them back into the version-1 bytes (frame_columns_join.cpp).
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 #include <optional>
 #include <span>
 
+#include "memrec/format/address_ages.h"
 #include "memrec/format/address_ring.h"
 #include "memrec/format/byte_writer.h"
 #include "memrec/format/records.h"
@@ -27,15 +29,17 @@
 
 namespace memrec::format {
 
-// The first byte of a version-2 payload.
-inline constexpr std::uint8_t kLayoutRecords = 0;  // the records follow as in version 1
-inline constexpr std::uint8_t kLayoutColumns = 1;  // a column directory, then the columns
+// The first byte of a version-2 or -3 payload.
+inline constexpr std::uint8_t kLayoutRecords = 0;      // the records follow as in version 1
+inline constexpr std::uint8_t kLayoutColumns = 1;      // a column directory, then the columns (version 2's rings)
+inline constexpr std::uint8_t kLayoutAgedColumns = 2;  // the same, addresses coded by age (version 3)
 
 enum class Column : std::uint8_t { kTags, kDt, kAddrK, kAddr, kSize, kStack, kRest };
 inline constexpr std::size_t kColumnCount = 7;
 
 // addr_k values: a miss whose delta is a multiple of 16 (stored shifted), any
-// other miss, then ring positions from kFirstRingSlot on.
+// other miss, then codes that name an earlier address from kFirstRingSlot (=
+// kFirstAgeCode) on.
 inline constexpr std::uint64_t kAddrMissAligned = 0;
 inline constexpr std::uint64_t kAddrMissUnaligned = 1;
 inline constexpr std::uint64_t kFirstRingSlot = 2;
@@ -46,15 +50,14 @@ enum class AddressKind : std::uint8_t {
   kPlain,  // mmap family: coded as a delta only
 };
 
-// The state both sides keep while walking one frame's addresses, in order:
-// the reader's rings are AddressRing, the writer's IndexedAddressRing.
-template <typename Ring>
-struct BasicAddressCoderState {
-  Ring freed;
-  Ring allocated;
+// Version 2's state, kept by both sides while walking one frame's addresses
+// in order.
+struct AddressCoderState {
+  AddressRing freed;
+  AddressRing allocated;
   std::uint64_t previous = 0;  // the last address coded, of any kind
 
-  Ring* ring_for(AddressKind kind) {
+  AddressRing* ring_for(AddressKind kind) {
     if (kind == AddressKind::kAlloc) return &freed;
     if (kind == AddressKind::kFree) return &allocated;
     return nullptr;
@@ -66,11 +69,12 @@ struct BasicAddressCoderState {
   }
 };
 
-using AddressCoderState = BasicAddressCoderState<AddressRing>;
-
 // Column i's capacity for a frame of `record_bytes`: what any column of it
-// can take (a length prefix per record in `rest` is the only growth).
-constexpr std::size_t column_capacity(std::size_t record_bytes) { return record_bytes + record_bytes / 64 + 64; }
+// can take. A length prefix per record in `rest` grows it, and an address code
+// may take more bytes than the delta it stands for, but never more than twice
+// the bytes of the record it is in (every record with an address has at least
+// three, and a code is less than four times the frame's addresses).
+constexpr std::size_t column_capacity(std::size_t record_bytes) { return 2 * record_bytes + 64; }
 
 namespace detail {
 
@@ -187,21 +191,28 @@ inline bool skip_body(std::uint8_t tag, RecordCursor& in) {
 using ColumnBuffers = std::array<std::span<std::byte>, kColumnCount>;
 
 // Splits version-1 records into columns, a run of records at a time, into
-// buffers the caller mapped; the address rings and the running version-1
-// address carry over from one run to the next, so a frame split in pieces
-// gives the columns of the whole. The writer's ColumnEncoder
+// buffers the caller mapped; the address coding's state and the running
+// version-1 address carry over from one run to the next, so a frame split in
+// pieces gives the columns of the whole. With an AgeCoder the payload is
+// version 3's (kLayoutAgedColumns); without, version 2's rings
+// (kLayoutColumns), which only tests still write. The writer's ColumnEncoder
 // (column_encoder.h) codes its hottest records straight into the columns and
 // hands the others to add().
 class ColumnSplitter {
  public:
-  explicit ColumnSplitter(const ColumnBuffers& scratch)
+  ColumnSplitter(const ColumnBuffers& scratch, AgeCoder* ages)
       : cols_{ByteWriter(scratch[0]), ByteWriter(scratch[1]), ByteWriter(scratch[2]), ByteWriter(scratch[3]),
-              ByteWriter(scratch[4]), ByteWriter(scratch[5]), ByteWriter(scratch[6])} {}
+              ByteWriter(scratch[4]), ByteWriter(scratch[5]), ByteWriter(scratch[6])},
+        ages_(ages) {
+    if (ages_ != nullptr) ages_->begin_frame();
+  }
 
-  // Empties the columns and forgets the rings: a new frame.
+  // Empties the columns and forgets the addresses: a new frame.
   void reset() {
     for (ByteWriter& c : cols_) c.rewind(0);
-    coder_ = {};
+    rings_ = {};
+    if (ages_ != nullptr) ages_->begin_frame();
+    previous_ = 0;
     v1_addr_ = 0;
   }
   ByteWriter& col(Column c) { return cols_[static_cast<std::size_t>(c)]; }
@@ -215,22 +226,32 @@ class ColumnSplitter {
   // (FORMAT.md, "Delta state"): a caller that codes records itself sets it.
   void set_v1_addr(std::uint64_t addr) { v1_addr_ = addr; }
 
-  // Codes one heap or mapping address, as the split of its record does.
+  // See AgeCoder::prefetch.
+  void prefetch(std::uint64_t addr) const {
+    if (ages_ != nullptr) ages_->prefetch(addr);
+  }
+
+  // Codes one heap or mapping address, as the split of its record does; an
+  // allocation's `size` picks its size class (version 3).
   // kChecked false: the caller knows every column has room for a varint.
   template <bool kChecked = true>
-  void address(AddressKind kind, std::uint64_t addr) {
-    IndexedAddressRing* ring = coder_.ring_for(kind);
-    const std::optional<IndexedAddressRing::Hit> hit = ring != nullptr ? ring->find(addr) : std::nullopt;
-    if (hit) {
-      put<kChecked>(Column::kAddrK, kFirstRingSlot + hit->position);
-      ring->remove(*hit);
+  void address(AddressKind kind, std::uint64_t addr, std::uint64_t size) {
+    std::uint64_t code = 0;
+    if (ages_ != nullptr) {
+      if (kind == AddressKind::kAlloc) code = ages_->alloc(addr, size);
+      if (kind == AddressKind::kFree) code = ages_->free(addr);
     } else {
-      const auto d = static_cast<std::int64_t>(addr - coder_.previous);
+      code = ring_code(kind, addr);
+    }
+    if (code != 0) {
+      put<kChecked>(Column::kAddrK, code);
+    } else {
+      const auto d = static_cast<std::int64_t>(addr - previous_);
       const bool aligned = (d & 15) == 0;
       put<kChecked>(Column::kAddrK, aligned ? kAddrMissAligned : kAddrMissUnaligned);
       put<kChecked>(Column::kAddr, zigzag(aligned ? d >> 4 : d));
     }
-    coder_.seen(kind, addr);
+    previous_ = addr;
   }
   template <bool kChecked = true>
   void put(Column c, std::uint64_t v) {
@@ -248,15 +269,23 @@ class ColumnSplitter {
     auto copy = [&](Column c) { col(c).raw(in.varint_bytes()); };
     auto next_address = [&](AddressKind kind) {
       v1_addr_ = undelta(v1_addr_, in.varint());
-      address(kind, v1_addr_);
+      address(kind, v1_addr_, 0);
+    };
+    // An allocation's address and then its size: the size picks the
+    // address's class, so it is read first.
+    auto alloc_address_and_size = [&] {
+      v1_addr_ = undelta(v1_addr_, in.varint());
+      const std::span<const std::byte> size = in.varint_bytes();
+      col(Column::kSize).raw(size);
+      const auto value = get_varint(size);
+      address(AddressKind::kAlloc, v1_addr_, value ? value->value : 0);
     };
     while (!in.done() && in.ok()) {
       const std::uint8_t tag = in.u8();
       col(Column::kTags).u8(tag);
       if ((tag & kAllocTagMask) == static_cast<std::uint8_t>(Tag::kAllocBase)) {
         copy(Column::kDt);
-        next_address(AddressKind::kAlloc);
-        copy(Column::kSize);
+        alloc_address_and_size();
         copy(Column::kStack);
         continue;
       }
@@ -273,8 +302,7 @@ class ColumnSplitter {
           copy(Column::kDt);
           next_address(AddressKind::kFree);
           copy(Column::kDt);
-          next_address(AddressKind::kAlloc);
-          copy(Column::kSize);
+          alloc_address_and_size();
           copy(Column::kStack);
           break;
         case Tag::kMmap:
@@ -317,7 +345,7 @@ class ColumnSplitter {
   // `out` is too small or a column overflowed.
   std::size_t finish(std::span<std::byte> out) const {
     ByteWriter w(out);
-    w.u8(kLayoutColumns);
+    w.u8(ages_ != nullptr ? kLayoutAgedColumns : kLayoutColumns);
     w.varint(kColumnCount);
     for (const ByteWriter& c : cols_) {
       if (!c.ok()) return 0;
@@ -328,17 +356,28 @@ class ColumnSplitter {
   }
 
  private:
+  // Version 2's code of `addr` (0: not in its ring), and its rings' update.
+  std::uint64_t ring_code(AddressKind kind, std::uint64_t addr) {
+    AddressRing* ring = rings_.ring_for(kind);
+    const std::optional<std::uint32_t> hit = ring != nullptr ? ring->find(addr) : std::nullopt;
+    if (hit) ring->remove(*hit);
+    rings_.seen(kind, addr);
+    return hit ? kFirstRingSlot + *hit : 0;
+  }
+
   std::array<ByteWriter, kColumnCount> cols_;
-  BasicAddressCoderState<IndexedAddressRing> coder_;
-  std::uint64_t v1_addr_ = 0;  // version 1's running address (FORMAT.md, "Delta state")
+  AgeCoder* ages_;
+  AddressCoderState rings_;
+  std::uint64_t previous_ = 0;  // the last address coded, of any kind
+  std::uint64_t v1_addr_ = 0;   // version 1's running address (FORMAT.md, "Delta state")
 };
 
-// Splits a frame's version-1 `records` into a kLayoutColumns payload in
-// `out`. Returns its size, or 0 when the records do not parse or a buffer is
-// too small.
+// Splits a frame's version-1 `records` into a columns payload in `out`:
+// version 3's with `ages`, version 2's without. Returns its size, or 0 when
+// the records do not parse or a buffer is too small.
 inline std::size_t split_columns(std::span<const std::byte> records, const ColumnBuffers& scratch,
-                                 std::span<std::byte> out) {
-  ColumnSplitter splitter(scratch);
+                                 std::span<std::byte> out, AgeCoder* ages) {
+  ColumnSplitter splitter(scratch, ages);
   return splitter.add(records) ? splitter.finish(out) : 0;
 }
 

@@ -1,4 +1,4 @@
-// Rebuilds a version-2 frame's version-1 records from its columns (FORMAT.md,
+// Rebuilds a columns frame's version-1 records from its columns (FORMAT.md,
 // "Columns"; memrec/format/frame_columns.h splits them).
 #pragma once
 
@@ -12,10 +12,10 @@
 
 namespace memrec::reader {
 
-// `payload` is a kLayoutColumns payload without its layout byte. Replaces
-// `out` with the records; kCorrupt, naming `name` and `frame_offset`, when the
-// columns do not rebuild exactly.
-Status join_columns(std::span<const std::byte> payload, std::vector<std::byte>& out, std::string_view name,
-                    std::uint64_t frame_offset);
+// `payload` is a payload of `layout` (kLayoutColumns or kLayoutAgedColumns)
+// without its layout byte. Replaces `out` with the records; kCorrupt, naming
+// `name` and `frame_offset`, when the columns do not rebuild exactly.
+Status join_columns(std::span<const std::byte> payload, std::uint8_t layout, std::vector<std::byte>& out,
+                    std::string_view name, std::uint64_t frame_offset);
 
 }  // namespace memrec::reader

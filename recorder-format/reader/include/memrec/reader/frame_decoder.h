@@ -25,12 +25,13 @@ namespace memrec::reader {
 Status decode_records(std::span<const std::byte> payload, std::string_view name, std::uint64_t frame_offset,
                       RecordVisitor& visitor);
 
-// Decodes a version-2 kLayoutColumns payload (without its layout byte)
-// straight from its columns, as join_columns() then decode_records() would,
-// with the same checks: kCorrupt, naming `name` and `frame_offset`, when the
-// columns do not decode exactly.
-Status decode_columns(std::span<const std::byte> payload, std::string_view name, std::uint64_t frame_offset,
-                      RecordVisitor& visitor);
+// Decodes a columns payload of `layout` (kLayoutColumns or
+// kLayoutAgedColumns; the payload without its layout byte) straight from its
+// columns, as join_columns() then decode_records() would, with the same
+// checks: kCorrupt, naming `name` and `frame_offset`, when the columns do not
+// decode exactly.
+Status decode_columns(std::span<const std::byte> payload, std::uint8_t layout, std::string_view name,
+                      std::uint64_t frame_offset, RecordVisitor& visitor);
 
 class FrameDecoder {
  public:

@@ -1,6 +1,6 @@
 // The earliest heap or mapping event time of a frame, for the first pass of
 // the analyzer's ordered replay (analyzer/load/ordered_events.cpp). A
-// version-2 column payload keeps every time delta in its `dt` column (and a
+// columns payload (version 2 or 3) keeps every time delta in its `dt` column (and a
 // few in `rest`), so the times are read from those two columns and the tags
 // alone, without rebuilding the addresses: that rebuild is most of a full
 // decode. Anything else goes to the full decoder.
