@@ -39,17 +39,22 @@
 namespace memrec::preload {
 namespace {
 
-// Each column is mapped column_capacity(kRawBytes) large, and a frame's
-// columns together never pass that (ColumnEncoder checks their sum); a
-// record other than Alloc and Free is encoded into a scratch buffer of this
-// size before it is split into them.
-constexpr std::size_t kRawBytes = 512 << 10;
-// A frame's payload: its layout byte, its directory and its columns.
-constexpr std::size_t kPayloadBytes = 2 * kRawBytes + 128;
-// Small frames compress in well under a millisecond, so the rings do not
-// fill while the writer is busy compressing; the limit leaves room for the
-// largest record.
+// A frame ends once its columns hold kFrameSoftLimit bytes. Larger frames
+// find more of their frees' allocations in the frame, where a free costs its
+// age rather than a delta (FORMAT.md, "Columns"), but they made the recorder
+// slower: bench churn with 1 MiB frames took 4.56 bytes per allocation
+// instead of 4.77, and 0.44 s instead of 0.41 (two threads: 0.57 s instead of
+// 0.44), the frame's buffers and zstd's larger tables crowding the caches.
 constexpr std::size_t kFrameSoftLimit = 256 << 10;
+// A record other than Alloc and Free is encoded into a scratch buffer of this
+// size before it is split into the columns.
+constexpr std::size_t kRawBytes = 512 << 10;
+// Each column is mapped this large, and a frame's columns together never pass
+// it (ColumnEncoder checks their sum): room for the largest record past the
+// soft limit.
+constexpr std::size_t kColumnBytes = kFrameSoftLimit + kRawBytes + (64 << 10);
+// A frame's payload: its layout byte, its directory and its columns.
+constexpr std::size_t kPayloadBytes = kColumnBytes + 128;
 constexpr std::size_t kCmdlineBytes = 64 << 10;
 constexpr std::uint64_t kNamePollNs = 1000000000;
 constexpr std::uint64_t kReleaseEvery = 256;  // events drained before freeing slots for the owner
@@ -89,7 +94,7 @@ struct Writer {
   std::uint64_t start_wall_ns = 0;
   std::byte* raw = nullptr;      // kRawBytes: where ColumnEncoder encodes a record before splitting it
   std::byte* payload = nullptr;  // kPayloadBytes
-  std::byte* columns = nullptr;  // kColumnCount × column_capacity(kRawBytes)
+  std::byte* columns = nullptr;  // kColumnCount × kColumnBytes
   std::byte* zbuf = nullptr;
   std::size_t zcap = 0;
   // The frame being compressed, a chunk at a time (compress_step): its
@@ -737,7 +742,7 @@ bool setup_buffers() {
   if (g_w.raw == nullptr) {
     g_w.raw = static_cast<std::byte*>(os::map(kRawBytes));
     g_w.payload = static_cast<std::byte*>(os::map(kPayloadBytes));
-    g_w.columns = static_cast<std::byte*>(os::map(format::kColumnCount * format::column_capacity(kRawBytes)));
+    g_w.columns = static_cast<std::byte*>(os::map(format::kColumnCount * kColumnBytes));
     g_w.zcap = ZSTD_compressBound(kPayloadBytes) + format::kFrameEnvelopeBytes + format::kEarliestBytes;
     g_w.zbuf = static_cast<std::byte*>(os::map(g_w.zcap));
     g_w.cmdline = static_cast<std::byte*>(os::map(kCmdlineBytes));
@@ -755,7 +760,7 @@ bool setup_buffers() {
       ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_checksumFlag, 1))) {
     return false;
   }
-  const std::size_t cap = format::column_capacity(kRawBytes);
+  const std::size_t cap = kColumnBytes;
   format::ColumnBuffers columns;
   for (std::size_t i = 0; i < format::kColumnCount; ++i) columns[i] = std::span<std::byte>(g_w.columns + i * cap, cap);
   g_w.ages =
