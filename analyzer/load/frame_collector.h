@@ -62,6 +62,8 @@ class FrameCollector final : public reader::RecordVisitor {
   void saw_event(std::uint64_t t);  // a heap or mapping event's (first) time
   // The current thread's event list; the decoder guarantees a Thread record came first.
   std::vector<HeapEvent>& current() { return out_.events[current_].second; }
+  // Appends an event to the current thread's stream, from its fields.
+  void push(std::uint64_t time_ns, std::uint64_t addr, std::uint64_t size, StackId stack, HeapOp op);
 
   FrameData& out_;
   std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
