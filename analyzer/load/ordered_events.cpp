@@ -225,18 +225,22 @@ Result<StreamedDump> stream_dump(const std::string& path, const LoadOptions& opt
   PageDropper::advise_random(file->bytes(), path);
   auto dump = reader::open_dump(std::move(*file));
   if (!dump) return dump.error();
+  return stream_dump(std::move(*dump), options, sink);
+}
+
+Result<StreamedDump> stream_dump(reader::Dump dump, const LoadOptions& options, OrderedEventSink& sink) {
   unsigned threads = options.threads;
   if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
 
-  const std::vector<std::uint64_t> earliest = earliest_times(*dump, threads, options);
+  const std::vector<std::uint64_t> earliest = earliest_times(dump, threads, options);
   // bound[i]: no frame after i holds an event earlier than this.
   std::vector<std::uint64_t> bound(earliest.size(), kNever);
   for (std::size_t i = earliest.size(); i-- > 1;) bound[i - 1] = std::min(bound[i], earliest[i]);
 
   StreamedDump out;
   Releaser releaser(sink, out);
-  const PageDropper pages(*dump);
-  const std::vector<reader::FrameInfo> frame_info = dump->index.frames;
+  const PageDropper pages(dump);
+  const std::vector<reader::FrameInfo> frame_info = dump.index.frames;
   LoadOptions second = options;
   const std::size_t frames = earliest.size();
   second.progress = [&](std::size_t done, std::size_t) {
@@ -247,7 +251,7 @@ Result<StreamedDump> stream_dump(const std::string& path, const LoadOptions& opt
     releaser.release_before(bound[frame]);
     pages.drop_frame(frame_info[frame]);
   };
-  auto loaded = load_dump_streaming(std::move(*dump), second, on_events, &out.stopped);
+  auto loaded = load_dump_streaming(std::move(dump), second, on_events, &out.stopped);
   if (!loaded) return loaded.error();
   releaser.release_before(kNever);  // a stop or a cut: what is held is all there is
   out.dump = std::move(*loaded);

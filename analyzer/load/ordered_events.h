@@ -43,5 +43,7 @@ struct StreamedDump {
 // drains threads one after another, so a frame may hold events older than the
 // previous frame's: the first pass is what makes the release exact.
 Result<StreamedDump> stream_dump(const std::string& path, const LoadOptions& options, OrderedEventSink& sink);
+// The same for a dump already open (tests: a dump in memory).
+Result<StreamedDump> stream_dump(reader::Dump dump, const LoadOptions& options, OrderedEventSink& sink);
 
 }  // namespace memrec::analyzer

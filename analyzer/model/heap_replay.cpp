@@ -33,25 +33,27 @@ void apply_munmap(HeapReplay& h, const HeapEvent& e) { h.mmap.unmap(e.addr, e.si
 
 }  // namespace
 
+void replay_event(HeapReplay& h, const HeapEvent& e) {
+  switch (e.op) {
+    case HeapOp::kAlloc:
+      apply_alloc(h, e);
+      break;
+    case HeapOp::kFree:
+      apply_free(h, e);
+      break;
+    case HeapOp::kMmap:
+      apply_mmap(h, e);
+      break;
+    case HeapOp::kMunmap:
+      apply_munmap(h, e);
+      break;
+  }
+}
+
 HeapReplay replay_heap(std::span<const std::vector<HeapEvent>> streams) {
   HeapReplay h;
   StreamMerger merger(streams);
-  while (const HeapEvent* e = merger.next()) {
-    switch (e->op) {
-      case HeapOp::kAlloc:
-        apply_alloc(h, *e);
-        break;
-      case HeapOp::kFree:
-        apply_free(h, *e);
-        break;
-      case HeapOp::kMmap:
-        apply_mmap(h, *e);
-        break;
-      case HeapOp::kMunmap:
-        apply_munmap(h, *e);
-        break;
-    }
-  }
+  while (const HeapEvent* e = merger.next()) replay_event(h, *e);
   return h;
 }
 

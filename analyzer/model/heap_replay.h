@@ -27,5 +27,7 @@ struct HeapReplay {
 };
 
 HeapReplay replay_heap(std::span<const std::vector<HeapEvent>> streams);
+// One event, in merged order: what replay_heap does with each.
+void replay_event(HeapReplay& h, const HeapEvent& e);
 
 }  // namespace memrec::analyzer

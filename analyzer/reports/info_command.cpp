@@ -15,14 +15,14 @@ int run_info(const InfoOptions& options, std::ostream& out, std::ostream& err) {
   nlohmann::json reports = nlohmann::json::array();
   bool first_text = true;
   for (const std::string& path : options.files) {
-    auto dump = load_dump(path, LoadOptions{options.threads});
-    if (!dump) {
-      err << "memrec: " << dump.error().message << "\n";
-      const int code = dump.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
+    auto built = build_info_report(path, LoadOptions{options.threads});
+    if (!built) {
+      err << "memrec: " << built.error().message << "\n";
+      const int code = built.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
       status = std::max(status, code);
       continue;
     }
-    const InfoReport report = build_info_report(std::move(*dump));
+    const InfoReport& report = *built;
     if (options.json) {
       reports.push_back(info_json(report));
     } else {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "load/ordered_events.h"
 #include "model/module_map.h"
 
 namespace memrec::analyzer {
@@ -49,19 +50,45 @@ std::vector<LeakGroup> group_leaks(const LoadedDump& d, const HeapReplay& heap) 
   return leaks;
 }
 
+class ReplaySink final : public OrderedEventSink {
+ public:
+  explicit ReplaySink(HeapReplay& heap) : heap_(heap) {}
+  void on_event(const HeapEvent& e, std::uint32_t) override { replay_event(heap_, e); }
+  void on_events(std::span<const HeapEvent> events, std::uint32_t) override {
+    for (const HeapEvent& e : events) replay_event(heap_, e);
+  }
+
+ private:
+  HeapReplay& heap_;
+};
+
+Result<InfoReport> finish(Result<StreamedDump> streamed, HeapReplay heap) {
+  if (!streamed) return streamed.error();
+  if (streamed->stopped) return *streamed->stopped;
+  InfoReport r;
+  r.dump = std::move(streamed->dump);
+  r.heap = std::move(heap);
+  r.leaks = group_leaks(r.dump, r.heap);
+  if (r.dump.last_time_ns && *r.dump.last_time_ns > r.dump.header.start_mono_ns) {
+    r.duration_ns = *r.dump.last_time_ns - r.dump.header.start_mono_ns;
+  }
+  return r;
+}
+
 }  // namespace
 
-InfoReport build_info_report(LoadedDump dump) {
-  InfoReport r;
-  r.heap = replay_heap(dump.streams);
-  r.leaks = group_leaks(dump, r.heap);
-  if (dump.last_time_ns && *dump.last_time_ns > dump.header.start_mono_ns) {
-    r.duration_ns = *dump.last_time_ns - dump.header.start_mono_ns;
-  }
-  // The events are replayed; the report keeps only the summary.
-  std::vector<std::vector<HeapEvent>>().swap(dump.streams);
-  r.dump = std::move(dump);
-  return r;
+Result<InfoReport> build_info_report(const std::string& path, const LoadOptions& options) {
+  HeapReplay heap;
+  ReplaySink sink(heap);
+  auto streamed = stream_dump(path, options, sink);
+  return finish(std::move(streamed), std::move(heap));
+}
+
+Result<InfoReport> build_info_report(reader::Dump dump, const LoadOptions& options) {
+  HeapReplay heap;
+  ReplaySink sink(heap);
+  auto streamed = stream_dump(std::move(dump), options, sink);
+  return finish(std::move(streamed), std::move(heap));
 }
 
 std::string counter_name(std::uint64_t key) {
