@@ -22,7 +22,6 @@ class AddressDecoder {
     aged_ = layout == format::kLayoutAgedColumns;
     rings_ = {};
     allocs_.clear();
-    alloc_classes_.clear();
     frees_.clear();
     for (const std::uint32_t c : used_classes_) by_class_[c].clear();
     used_classes_.clear();
@@ -39,9 +38,9 @@ class AddressDecoder {
     const std::uint64_t n = k - format::kFirstAgeCode;
     if (kind == format::AddressKind::kFree) {
       if (n >= allocs_.size()) return fail(why, "a free names allocation {} back of {}", n, allocs_.size());
-      const std::size_t i = allocs_.size() - 1 - n;
-      out = allocs_[i];
-      pending_class_ = alloc_classes_[i];
+      const Allocated& a = allocs_[allocs_.size() - 1 - n];
+      out = a.addr;
+      pending_class_ = a.size_class;
       return true;
     }
     if (kind != format::AddressKind::kAlloc) return fail(why, "a mapping address names earlier address {}", n);
@@ -67,8 +66,7 @@ class AddressDecoder {
     }
     rings_.previous = addr;
     if (kind == format::AddressKind::kAlloc) {
-      allocs_.push_back(addr);
-      alloc_classes_.push_back(format::size_class(size));
+      allocs_.push_back({addr, format::size_class(size)});
     } else if (kind == format::AddressKind::kFree) {
       frees_.push_back(addr);
       if (pending_class_ != 0) {
@@ -98,8 +96,11 @@ class AddressDecoder {
 
   bool aged_ = false;
   format::AddressCoderState rings_;  // version 2's rings; `previous` for both layouts
-  std::vector<std::uint64_t> allocs_;
-  std::vector<std::uint32_t> alloc_classes_;
+  struct Allocated {
+    std::uint64_t addr;
+    std::uint32_t size_class;
+  };
+  std::vector<Allocated> allocs_;
   std::vector<std::uint64_t> frees_;
   std::vector<std::vector<std::uint64_t>> by_class_ = std::vector<std::vector<std::uint64_t>>(format::kSizeClasses);
   std::vector<std::uint32_t> used_classes_;

@@ -37,6 +37,10 @@ class ByteReader {
   std::uint32_t u32le() { return static_cast<std::uint32_t>(le(4)); }
   std::uint64_t varint() {
     if (!ok()) return 0;
+    // Most varints of a frame's columns are one byte.
+    if (pos_ < in_.size() && static_cast<std::uint8_t>(in_[pos_]) < 0x80) {
+      return static_cast<std::uint8_t>(in_[pos_++]);
+    }
     const auto v = format::get_varint(in_.subspan(pos_));
     if (!v) {
       // get_varint fails either by running off the end or by an encoding over 64 bits.
