@@ -22,9 +22,12 @@
 namespace memrec::preload {
 
 std::atomic<ThreadBuffer*> g_buffers{nullptr};
-std::atomic<std::uint32_t> g_recording_threads{0};
-std::atomic<std::uint64_t> g_tick_ns{0};
-std::atomic<std::uint64_t> g_stamp{0};
+// Each on a cache line of its own: every event reads g_recording_threads and
+// g_tick_ns, and while two or more threads record, writes g_stamp. Sharing
+// its line, the reads missed the cache at every event too.
+alignas(64) std::atomic<std::uint32_t> g_recording_threads{0};
+alignas(64) std::atomic<std::uint64_t> g_tick_ns{0};
+alignas(64) std::atomic<std::uint64_t> g_stamp{0};
 
 namespace {
 
