@@ -50,13 +50,22 @@ inline std::uint32_t current_stack(ThreadBuffer& b, const StackStart& from) {
 
 inline std::uint64_t addr(const void* p) { return reinterpret_cast<std::uintptr_t>(p); }
 
-// HOT PATH. Fills and publishes one event.
+// HOT PATH. Fills and publishes one event of one slot.
 template <typename Fill>
 inline void emit(ThreadBuffer& b, Fill&& fill) {
   RawEvent* e = reserve(b);
   if (e == nullptr) return;
   fill(*e);
   commit(b);
+}
+
+// HOT PATH. Fills and publishes one event of two slots.
+template <typename Fill>
+inline void emit_with_tail(ThreadBuffer& b, Fill&& fill) {
+  RawEvent* e = reserve(b, 2);
+  if (e == nullptr) return;
+  fill(*e, reserved_tail(b));
+  commit(b, 2);
 }
 
 }  // namespace
@@ -80,15 +89,15 @@ void record_realloc(const StackStart& from, AllocFn fn, std::uint64_t free_ns, c
   ThreadBuffer* b = buffer();
   if (b == nullptr) return;
   const std::uint32_t stack = current_stack(*b, from);
-  emit(*b, [&](RawEvent& e) {
+  emit_with_tail(*b, [&](RawEvent& e, RawTail& t) {
     e.kind = EventKind::kRealloc;
     e.fn = static_cast<std::uint8_t>(fn);
     e.stack = stack;
     e.time_ns = free_ns;
-    e.old_addr = addr(old_p);
+    t.old_addr = addr(old_p);
     e.addr = addr(new_p);
     e.size = size;
-    e.alloc_ns = order_stamp();
+    t.alloc_ns = order_stamp();
   });
 }
 
@@ -116,12 +125,12 @@ void record_mmap(const StackStart& from, const void* p, std::size_t size, int pr
   ThreadBuffer* b = buffer();
   if (b == nullptr) return;
   const std::uint32_t stack = current_stack(*b, from);
-  emit(*b, [&](RawEvent& e) {
+  emit_with_tail(*b, [&](RawEvent& e, RawTail& t) {
     e.kind = EventKind::kMmap;
     e.stack = stack;
     e.addr = addr(p);
     e.size = size;
-    e.old_size = static_cast<std::uint64_t>(static_cast<std::uint32_t>(prot)) << 32 | static_cast<std::uint32_t>(flags);
+    t.old_size = static_cast<std::uint64_t>(static_cast<std::uint32_t>(prot)) << 32 | static_cast<std::uint32_t>(flags);
     e.time_ns = order_stamp();
   });
 }
@@ -142,15 +151,15 @@ void record_mremap(const StackStart& from, std::uint64_t free_ns, const void* ol
   ThreadBuffer* b = buffer();
   if (b == nullptr) return;
   const std::uint32_t stack = current_stack(*b, from);
-  emit(*b, [&](RawEvent& e) {
+  emit_with_tail(*b, [&](RawEvent& e, RawTail& t) {
     e.kind = EventKind::kMremap;
     e.stack = stack;
     e.time_ns = free_ns;
-    e.old_addr = addr(old_p);
-    e.old_size = old_size;
+    t.old_addr = addr(old_p);
+    t.old_size = old_size;
     e.addr = addr(new_p);
     e.size = new_size;
-    e.alloc_ns = order_stamp();
+    t.alloc_ns = order_stamp();
   });
 }
 

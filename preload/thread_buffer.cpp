@@ -54,7 +54,7 @@ void put_name(RawEvent& e) {
 
 // Makes the thread's ThreadStart the only event in its ring.
 void start_ring(ThreadBuffer& buf) {
-  RawEvent& e = buf.slots[0];
+  RawEvent& e = buf.slots[0].event;
   e = RawEvent{};
   e.kind = EventKind::kThreadStart;
   e.time_ns = order_stamp();
@@ -97,7 +97,7 @@ ThreadBuffer* attach_thread() {
   return buf;
 }
 
-RawEvent* wait_for_space(ThreadBuffer& buf) {
+RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
   if (g_options.lossy) {
     count(format::Counter::kDroppedLossy);
@@ -121,10 +121,10 @@ RawEvent* wait_for_space(ThreadBuffer& buf) {
       nanosleep(&pause, nullptr);
     }
     buf.cached_tail = buf.tail.load(std::memory_order_acquire);
-    if (h - buf.cached_tail < ThreadBuffer::kSlots) break;
+    if (h + n - buf.cached_tail <= ThreadBuffer::kSlots) break;
   }
   count(format::Counter::kBackpressureWaitNs, now_ns() - start);
-  return &buf.slots[h & (ThreadBuffer::kSlots - 1)];
+  return &buf.slots[h & (ThreadBuffer::kSlots - 1)].event;
 }
 
 void mark_thread_exit(ThreadBuffer& buf) {

@@ -24,19 +24,40 @@ enum class EventKind : std::uint8_t {
 };
 
 // One event as the hook saw it; the writer encodes it (FORMAT.md, "Records").
+// A ring slot is 32 bytes, two to a cache line: the writer reads every slot
+// the owner wrote, on another core, and those lines moving between the cores
+// are much of what memrec costs the program (56-byte slots made bench churn
+// 5 % slower). An allocation, a free, a munmap or a thread's start or exit
+// takes one slot; a realloc, mmap or mremap a second one, its RawTail.
 struct RawEvent {
   EventKind kind;
   std::uint8_t fn;  // format::AllocFn for allocations
   std::uint16_t unused;
   std::uint32_t stack;
-  std::uint64_t time_ns;   // the order stamp; for Realloc/Mremap, when the old block was released
-  std::uint64_t addr;      // the new block
-  std::uint64_t size;      // its size
+  std::uint64_t time_ns;  // the order stamp; for Realloc/Mremap, when the old block was released
+  std::uint64_t addr;     // the new block
+  std::uint64_t size;     // its size
+};
+static_assert(sizeof(RawEvent) == 32);
+
+// The slot after a Realloc, Mmap or Mremap event.
+struct RawTail {
   std::uint64_t old_addr;  // Realloc/Mremap: the old block
   std::uint64_t old_size;  // Mremap: the old size; Mmap: prot << 32 | flags
   std::uint64_t alloc_ns;  // Realloc/Mremap: when the new block was obtained
+  std::uint64_t unused;
 };
-static_assert(sizeof(RawEvent) == 56);
+static_assert(sizeof(RawTail) == 32);
+
+union RingSlot {
+  RawEvent event;
+  RawTail tail;
+};
+
+// How many ring slots an event of `kind` takes.
+constexpr std::uint64_t slots_of(EventKind kind) {
+  return kind == EventKind::kRealloc || kind == EventKind::kMmap || kind == EventKind::kMremap ? 2 : 1;
+}
 
 // A per-thread cache of stack hashes already interned, so a repeated stack
 // costs one hash and one load, not a probe of the shared table.
@@ -69,7 +90,7 @@ struct ThreadBuffer {
 
   StackCacheEntry cache[kCacheEntries] = {};
   UnwindCache unwind;
-  RawEvent slots[kSlots];
+  RingSlot slots[kSlots];
 };
 
 // The list of live buffers, newest first.
@@ -79,25 +100,31 @@ extern std::atomic<ThreadBuffer*> g_buffers;
 // Returns null (and remembers it) if mmap fails.
 [[gnu::cold, gnu::noinline]] ThreadBuffer* attach_thread();
 
-// Waits for the writer to free a slot (backpressure), or drops the event in
-// lossy mode. Returns null if the event cannot be recorded.
-[[gnu::cold, gnu::noinline]] RawEvent* wait_for_space(ThreadBuffer& buf);
+// Waits for the writer to free `n` slots (backpressure), or drops the event
+// in lossy mode. Returns null if the event cannot be recorded.
+[[gnu::cold, gnu::noinline]] RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n);
 
-// HOT PATH. A slot to fill, or null when the event is lost (counted).
-inline RawEvent* reserve(ThreadBuffer& buf) {
+// HOT PATH. The first of `n` slots (slots_of) to fill, or null when the
+// event is lost (counted).
+inline RawEvent* reserve(ThreadBuffer& buf, std::uint64_t n = 1) {
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
-  if (h - buf.cached_tail >= ThreadBuffer::kSlots) [[unlikely]] {
+  if (h + n - buf.cached_tail > ThreadBuffer::kSlots) [[unlikely]] {
     // Pairs with the writer's release store of `tail` after it consumed slots.
     buf.cached_tail = buf.tail.load(std::memory_order_acquire);
-    if (h - buf.cached_tail >= ThreadBuffer::kSlots) return wait_for_space(buf);
+    if (h + n - buf.cached_tail > ThreadBuffer::kSlots) return wait_for_space(buf, n);
   }
-  return &buf.slots[h & (ThreadBuffer::kSlots - 1)];
+  return &buf.slots[h & (ThreadBuffer::kSlots - 1)].event;
 }
 
-// HOT PATH. Publishes the slot filled since the last reserve; the release
-// pairs with the writer's acquire load of `head`.
-inline void commit(ThreadBuffer& buf) {
-  buf.head.store(buf.head.load(std::memory_order_relaxed) + 1, std::memory_order_release);
+// HOT PATH. The second slot of a two-slot event being filled.
+inline RawTail& reserved_tail(ThreadBuffer& buf) {
+  return buf.slots[(buf.head.load(std::memory_order_relaxed) + 1) & (ThreadBuffer::kSlots - 1)].tail;
+}
+
+// HOT PATH. Publishes the `n` slots filled since the last reserve; the
+// release pairs with the writer's acquire load of `head`.
+inline void commit(ThreadBuffer& buf, std::uint64_t n = 1) {
+  buf.head.store(buf.head.load(std::memory_order_relaxed) + n, std::memory_order_release);
 }
 
 // Creates the pthread key whose destructor calls mark_thread_exit().

@@ -387,7 +387,8 @@ void put_record(Fn&& encode) {
   put([&](format::ColumnEncoder& enc) { return enc.record(encode); });
 }
 
-void put_event(std::uint64_t tid, const RawEvent& e) {
+// `t`: the event's second slot, for the kinds that take one (slots_of).
+void put_event(std::uint64_t tid, const RawEvent& e, const RawTail& t) {
   using format::AllocFn;
   // The Thread record and the event go into the same frame: if either does
   // not fit, the frame is flushed (forgetting the thread) and both are
@@ -407,13 +408,13 @@ void put_event(std::uint64_t tid, const RawEvent& e) {
         break;
       case EventKind::kRealloc:
         written = enc.record([&](format::RecordEncoder& r) {
-          return r.realloc(static_cast<AllocFn>(e.fn), e.time_ns, e.old_addr, e.alloc_ns, e.addr, e.size, e.stack);
+          return r.realloc(static_cast<AllocFn>(e.fn), e.time_ns, t.old_addr, t.alloc_ns, e.addr, e.size, e.stack);
         });
         break;
       case EventKind::kMmap:
         written = enc.record([&](format::RecordEncoder& r) {
-          return r.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(e.old_size >> 32),
-                        static_cast<std::uint32_t>(e.old_size), e.stack);
+          return r.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(t.old_size >> 32),
+                        static_cast<std::uint32_t>(t.old_size), e.stack);
         });
         break;
       case EventKind::kMunmap:
@@ -421,7 +422,7 @@ void put_event(std::uint64_t tid, const RawEvent& e) {
         break;
       case EventKind::kMremap:
         written = enc.record([&](format::RecordEncoder& r) {
-          return r.mremap(e.time_ns, e.old_addr, e.old_size, e.alloc_ns, e.addr, e.size, e.stack);
+          return r.mremap(e.time_ns, t.old_addr, t.old_size, t.alloc_ns, e.addr, e.size, e.stack);
         });
         break;
       default:
@@ -503,23 +504,27 @@ void write_toggles() {
 }
 
 void drain(ThreadBuffer& b, std::uint64_t end) {
+  constexpr std::uint64_t kMask = ThreadBuffer::kSlots - 1;
   std::uint64_t tail = b.tail.load(std::memory_order_relaxed);
   const std::uint64_t start = tail;
+  std::uint64_t drained = 0;
   while (tail < end && !g_w.failed) {
-    if (end - tail > kPrefetchAhead)
-      g_w.enc->prefetch(b.slots[(tail + kPrefetchAhead) & (ThreadBuffer::kSlots - 1)].addr);
-    const RawEvent& e = b.slots[tail & (ThreadBuffer::kSlots - 1)];
+    // A slot ahead may be a second slot: its `addr` is then another field,
+    // and the prefetch merely useless.
+    if (end - tail > kPrefetchAhead) g_w.enc->prefetch(b.slots[(tail + kPrefetchAhead) & kMask].event.addr);
+    const RawEvent& e = b.slots[tail & kMask].event;
     if (e.kind == EventKind::kThreadStart || e.kind == EventKind::kThreadExit) {
       put_thread_event(b, e);
     } else {
-      put_event(b.tid, e);
+      put_event(b.tid, e, b.slots[(tail + 1) & kMask].tail);
     }
-    ++tail;
+    // The owner commits an event's slots together, so `end` never splits one.
+    tail += slots_of(e.kind);
     // Release pairs with the owner's acquire load in reserve(): the slot was
     // read before it is handed back.
-    if ((tail - start) % kReleaseEvery == 0) {
+    if (++drained % kReleaseEvery == 0) {
       b.tail.store(tail, std::memory_order_release);
-      if ((tail - start) % kCompressEvery == 0) compress_step();
+      if (drained % kCompressEvery == 0) compress_step();
     }
   }
   b.tail.store(end, std::memory_order_release);

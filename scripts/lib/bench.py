@@ -71,7 +71,8 @@ def tool_paths(build_dir):
     paths = {"memrec": os.path.join(build_dir, "analyzer", "memrec"),
              "preload": os.path.join(build_dir, "preload", "libmemrec.so"),
              "churn": os.path.join(build_dir, "bench", "churn"),
-             "rusage_run": os.path.join(build_dir, "bench", "rusage_run")}
+             "rusage_run": os.path.join(build_dir, "bench", "rusage_run"),
+             "core_pingpong": os.path.join(build_dir, "bench", "core_pingpong")}
     missing = [p for p in paths.values() if not os.path.exists(p)]
     missing += [p for p in (measure.HEAPTRACK_PRELOAD, measure.HEAPTRACK_INTERPRET) if not os.path.exists(p)]
     missing += [t for t in ("heaptrack_print", "g++", "sqlite3") if shutil.which(t) is None]
@@ -89,7 +90,27 @@ def first_line(argv):
         return "unknown"
 
 
-def environment_lines(load_before):
+def cross_cpu_ns(path):
+    """A cache line's round trip between two CPUs now (bench/core_pingpong), or
+    None with fewer than two CPUs. memrec's overhead follows it (see the tool)."""
+    try:
+        out = subprocess.run([path], capture_output=True, text=True, timeout=60, env=measure.clean_env())
+        return float(out.stdout) if out.returncode == 0 else None
+    except (OSError, ValueError, subprocess.TimeoutExpired):
+        return None
+
+
+def cross_cpu_line(results):
+    times = sorted(rep["cross_cpu_ns"] for r in results.values() for rep in r["reps"]
+                   if rep.get("cross_cpu_ns") is not None)
+    if not times:
+        return ""
+    return (f" A cache line's round trip between two CPUs, measured before each workload of each repetition "
+            f"(bench/core_pingpong): median {times[len(times) // 2]:.0f} ns, {times[0]:.0f}–{times[-1]:.0f}; "
+            f"memrec's runs are slower where it is high.")
+
+
+def environment_lines(load_before, results):
     commit = first_line(["git", "-C", REPO, "describe", "--always", "--dirty"])
     cpu = "unknown CPU"
     with open("/proc/cpuinfo") as f:
@@ -105,7 +126,7 @@ def environment_lines(load_before):
         f"(its file compressed with {measure.COMPRESSOR[0]}); "
         f"{first_line(['g++', '--version'])}; sqlite {first_line(['sqlite3', '--version']).split()[0]}; "
         f"{first_line(['/usr/bin/python3', '--version'])}. "
-        f"1-minute load average {load_before:.1f} before the run, {load_after:.1f} after.",
+        f"1-minute load average {load_before:.1f} before the run, {load_after:.1f} after." + cross_cpu_line(results),
     ]
 
 
@@ -122,6 +143,7 @@ def run_once(launcher, workload, mode, paths, work_dir):
 
 def run_repetition(launcher, workload, paths, command, work_dir, rep, result):
     modes = MODES[rep % 3:] + MODES[:rep % 3]  # rotate, so no mode always runs first
+    cross_cpu = cross_cpu_ns(paths["core_pingpong"])
     runs = {}
     for mode in modes:
         runs.update(run_once(launcher, workload, mode, paths, work_dir))
@@ -133,6 +155,7 @@ def run_repetition(launcher, workload, paths, command, work_dir, rep, result):
     entry = {k: vars(v) for k, v in runs.items()}
     entry["heaptrack_bytes"] = measure.file_bytes([ht_file])
     entry["memrec_bytes"] = measure.file_bytes(mr_files)
+    entry["cross_cpu_ns"] = cross_cpu
     if "counts" not in result:  # deterministic workloads: one repetition's counts stand for all
         result["counts"] = {"memrec": measure.memrec_counts(paths["memrec"], mr_files),
                             "heaptrack": measure.heaptrack_counts(ht_file)}
@@ -141,7 +164,8 @@ def run_repetition(launcher, workload, paths, command, work_dir, rep, result):
     result["reps"].append(entry)
     say(f"  {workload.name:<9} base {entry['base']['wall_s']:.2f} s, heaptrack {entry['heaptrack']['wall_s']:.2f} s, "
         f"memrec {entry['memrec']['wall_s']:.2f} s; heaptrack_print {entry['heaptrack_print']['wall_s']:.2f} s, "
-        f"memrec {command} {entry['memrec_analyzer']['wall_s']:.2f} s")
+        f"memrec {command} {entry['memrec_analyzer']['wall_s']:.2f} s"
+        + (f"; cross-CPU round trip {cross_cpu:.0f} ns" if cross_cpu is not None else ""))
 
 
 def run_valgrind(launcher, chosen, paths, work_dir, results):
@@ -189,7 +213,7 @@ def benchmark(args, paths, work_dir):
         run_valgrind(launcher, under_valgrind[:1] if args.quick else under_valgrind, paths, work_dir, results)
     kind = "quick" if args.quick else "partial" if args.only else "results"
     raw = os.path.join(args.build_dir, f"bench-{kind}.json")
-    measured = {"environment": environment_lines(load_before), "command": command, "reps": args.reps,
+    measured = {"environment": environment_lines(load_before, results), "command": command, "reps": args.reps,
                 "results": results}
     with open(raw, "w") as f:
         json.dump(measured, f, indent=1)
