@@ -59,8 +59,9 @@ constexpr std::size_t kCmdlineBytes = 64 << 10;
 constexpr std::uint64_t kNamePollNs = 1000000000;
 constexpr std::uint64_t kReleaseEvery = 256;  // events drained before freeing slots for the owner
 constexpr std::uint64_t kPrefetchAhead = 8;   // events ahead whose address coding's slots are prefetched
-constexpr std::uint64_t kCompressEvery =
-    1024;  // events drained between two chunks of compression (a multiple of the above)
+// Events drained between two chunks of compression (compress_step); a
+// multiple of kReleaseEvery.
+constexpr std::uint64_t kCompressEvery = 1024;
 
 struct Toggle {
   std::atomic<std::uint32_t> ready;
