@@ -47,8 +47,10 @@ inline constexpr EnvironmentVariable kEnvLossy{
     "MEMREC_LOSSY", "0", "lossy",
     "1 is an opt-in: when the writer falls behind, events are dropped instead of the program waiting for it, "
     "and the dump counts what was dropped. By default nothing is ever dropped."};
-inline constexpr EnvironmentVariable kEnvZstdLevel{"MEMREC_ZSTD_LEVEL", "3", "zstd_level",
-                                                   "The zstd compression level of the dump, 1-19."};
+inline constexpr EnvironmentVariable kEnvZstdLevel{
+    "MEMREC_ZSTD_LEVEL", "3", "zstd_level",
+    "The zstd compression level of the dump, 1-19. A frame begun while the "
+    "program waits for the writer is compressed at level 1."};
 
 inline constexpr EnvironmentVariable kEnvironment[] = {
     kEnvOutput,        kEnvStartDisabled,   kEnvSignal, kEnvMaxDepth,  kEnvFollowExec,
