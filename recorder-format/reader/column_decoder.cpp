@@ -86,8 +86,7 @@ class ColumnDecoder {
       if (!col(Column::kAddr).ok()) return false;
       addr = addresses_.previous() + (k == format::kAddrMissAligned ? d << 4 : d);
     } else {
-      std::string why;
-      if (!addresses_.named(kind, k, size, addr, why)) return fail(std::move(why));
+      if (!addresses_.named(kind, k, size, addr, failure_)) return false;
     }
     addresses_.seen(kind, addr, size);
     out = state_.delta.addr = addr;
