@@ -35,20 +35,24 @@ Result<std::span<const std::byte>> FrameDecoder::inflate(std::span<const std::by
   const std::size_t got =
       ZSTD_decompressDCtx(dctx_, payload_.data(), payload_.size(), compressed.data(), compressed.size());
   const bool failed = ZSTD_isError(got) != 0;
+  auto never_written = [&] {
+    return Error{
+        ErrorCode::kTruncated,
+        fmt::format("{}: the frame at offset {} was never fully written (zero bytes to the end)", name, frame.offset)};
+  };
   if (!failed && got == frame.decompressed_bytes) {
     const std::span<const std::byte> payload(payload_);
     if (frame.format_version >= 2 && payload.empty()) {
+      // "MRFZ" and then zeros: sizes cut after a zero byte read 0 and 0, and
+      // zstd has nothing to refuse. No writer makes a frame of 0 bytes.
+      if (frame.compressed_bytes == 0 && frame.reaches_zero_tail) return never_written();
       return Error{ErrorCode::kCorrupt,
                    fmt::format("{}: corrupt frame at offset {}: no layout byte", name, frame.offset)};
     }
     return payload;
   }
 
-  if (frame.reaches_zero_tail) {
-    return Error{
-        ErrorCode::kTruncated,
-        fmt::format("{}: the frame at offset {} was never fully written (zero bytes to the end)", name, frame.offset)};
-  }
+  if (frame.reaches_zero_tail) return never_written();
   if (failed) {
     return Error{ErrorCode::kCorrupt, fmt::format("{}: corrupt frame at offset {}: zstd: {}; the file is damaged "
                                                   "from there on",
