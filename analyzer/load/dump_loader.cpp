@@ -15,6 +15,7 @@
 
 #include "load/frame_collector.h"
 #include "load/frame_pipeline.h"
+#include "load/helper_priority.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -99,6 +100,7 @@ class StackBuilder {
   static constexpr std::size_t kMaxBatches = 8;
 
   void run() {
+    lower_helper_priority();
     for (;;) {
       std::vector<reader::StackRecord> batch;
       {
@@ -130,7 +132,8 @@ class StackBuilder {
 // Adds one decoded frame, in file order, to the model.
 class FrameFolder {
  public:
-  FrameFolder(LoadedDump& d, StackBuilder& stacks) : d_(d), apply_(d), stacks_(stacks) {}
+  FrameFolder(LoadedDump& d, StackBuilder& stacks, const LoadOptions& options)
+      : d_(d), apply_(d), stacks_(stacks), options_(options) {}
 
   void add_meta(FrameData& f) {
     d_.counts += f.counts;
@@ -145,7 +148,9 @@ class FrameFolder {
         std::visit(apply_, r);
       }
     }
-    if (!stacks.empty()) stacks_.add(std::move(stacks));
+    if (stacks.empty()) return;
+    if (options_.on_stacks) options_.on_stacks(d_, stacks);
+    stacks_.add(std::move(stacks));
   }
 
   void add(FrameData& f) {
@@ -166,6 +171,7 @@ class FrameFolder {
   LoadedDump& d_;
   MetaApplier apply_;
   StackBuilder& stacks_;
+  const LoadOptions& options_;
   std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
 };
 
@@ -213,7 +219,7 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
   StackBuilder stacks(d.stacks);
   {
     FramePipeline pipeline(dump, threads, 4 * static_cast<std::size_t>(threads));
-    FrameFolder folder(d, stacks);
+    FrameFolder folder(d, stacks, options);
     const std::size_t frames = dump.index.frames.size();
     for (std::size_t i = 0; i < frames; ++i) {
       DecodedFrame& frame = pipeline.wait(i);

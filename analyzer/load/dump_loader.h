@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "load/frame_collector.h"
@@ -19,6 +20,10 @@ struct LoadOptions {
   unsigned threads = 0;  // decoding threads; 0: one per core, at most 8
   // Called on the loading thread after each frame is folded (frames done, of total).
   std::function<void(std::size_t, std::size_t)> progress = {};
+  // Called on the loading thread with each frame's Stack records, once the
+  // frame's other metadata (its modules) is in `dump`: for work that can
+  // start before the load ends, such as symbolizing. It must return soon.
+  std::function<void(const LoadedDump& dump, std::span<const reader::StackRecord> stacks)> on_stacks = {};
 };
 
 Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options = {});

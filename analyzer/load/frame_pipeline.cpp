@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "load/helper_priority.h"
+
 namespace memrec::analyzer {
 
 FramePipeline::FramePipeline(const reader::Dump& dump, unsigned threads, std::size_t window)
@@ -30,6 +32,7 @@ FramePipeline::~FramePipeline() {
 }
 
 void FramePipeline::work() {
+  lower_helper_priority();
   reader::FrameDecoder decoder;
   for (;;) {
     std::size_t i = 0;

@@ -83,12 +83,6 @@ std::uint32_t SiteFrames::operator[](std::size_t i) const {
   return *it;
 }
 
-namespace {
-
-bool matters(const StackColumns& c, std::size_t s) {
-  return c.allocations[s] != 0 || c.leaked_count[s] != 0 || c.peak_bytes[s] != 0;
-}
-
 SymbolizeModule symbolize_module(const ModuleInfo& m) {
   SymbolizeModule out;
   out.path = m.path;
@@ -97,6 +91,12 @@ SymbolizeModule symbolize_module(const ModuleInfo& m) {
   out.bias = m.bias;
   out.segments = m.segments;
   return out;
+}
+
+namespace {
+
+bool matters(const StackColumns& c, std::size_t s) {
+  return c.allocations[s] != 0 || c.leaked_count[s] != 0 || c.peak_bytes[s] != 0;
 }
 
 // The symbols of every address the stacks that matter use, by module index,

@@ -17,10 +17,9 @@
 
 #include "load/loaded_dump.h"
 #include "model/stack_replay.h"
+#include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {
-
-class Symbolizer;
 
 // One source-level frame; inline frames are frames of their own.
 struct SiteFrame {
@@ -114,6 +113,9 @@ struct CallSites {
   // for exports that replay events by stack (export/heaptrack.cpp).
   std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
 };
+
+// What the symbolizer needs to know of a recorded module.
+SymbolizeModule symbolize_module(const ModuleInfo& m);
 
 // Symbolizes every stack with a non-zero figure in `columns` (once per
 // distinct address and module) and groups them.

@@ -7,6 +7,7 @@
 
 #include "load/free_pages.h"
 #include "load/ordered_events.h"
+#include "reports/symbol_prefetch.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -98,7 +99,15 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   StackReplay replay(abs, selected);
   std::optional<TimelineTee> tee;
   if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also);
-  auto streamed = stream_dump(path, load, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
+  // The modules' debug files open while the events still stream
+  // (symbol_prefetch.h).
+  SymbolPrefetch prefetch(symbolizer);
+  LoadOptions options = load;
+  options.on_stacks = [&prefetch](const LoadedDump& d, std::span<const reader::StackRecord> stacks) {
+    prefetch.add(d, stacks);
+  };
+  auto streamed = stream_dump(path, options, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
+  prefetch.finish();
   if (!streamed) return streamed.error();
   replay.finish();
   return_free_pages();  // what the decoding threads and the live blocks held

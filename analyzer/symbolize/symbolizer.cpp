@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 #include <thread>
+#include <unordered_set>
 
 #include <fmt/format.h>
 
@@ -48,15 +49,16 @@ struct Symbolizer::Impl {
 
   mutable std::mutex mutex;  // guards states and order
   std::map<std::string, std::unique_ptr<ModuleState>> states;
-  std::vector<ModuleState*> order;  // first use first: warnings come out in this order
+  std::vector<ModuleState*> order;                     // first use first: warnings come out in this order
+  std::unordered_set<const ModuleState*> used_states;  // those in order
 
-  ModuleState* state_for(const SymbolizeModule& module) {
+  // `used`: a request that needs the answers, not a prefetch. Warnings come
+  // out in order of first use, so prefetching never reorders them.
+  ModuleState* state_for(const SymbolizeModule& module, bool used) {
     std::lock_guard lock(mutex);
     auto [it, inserted] = states.try_emplace(module_key(module));
-    if (inserted) {
-      it->second = std::make_unique<ModuleState>(module, options.debug_dirs);
-      order.push_back(it->second.get());
-    }
+    if (inserted) it->second = std::make_unique<ModuleState>(module, options.debug_dirs);
+    if (used && used_states.insert(it->second.get()).second) order.push_back(it->second.get());
     return it->second.get();
   }
 
@@ -99,7 +101,7 @@ std::vector<std::vector<Symbol>> Symbolizer::symbolize_all(std::span<const Reque
   std::map<ModuleState*, std::vector<std::uint64_t>> misses;
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const SymbolizeModule& module = *requests[i].module;
-    states[i] = impl_->state_for(module);
+    states[i] = impl_->state_for(module, true);
     offsets[i].reserve(requests[i].ips.size());
     // Wrapping: an ip below the bias (a bad request) still gets an answer.
     for (const std::uint64_t ip : requests[i].ips) offsets[i].push_back(ip - module.bias);
@@ -113,6 +115,19 @@ std::vector<std::vector<Symbol>> Symbolizer::symbolize_all(std::span<const Reque
     states[i]->append_symbols(offsets[i], requests[i].module->path, results[i]);
   }
   return results;
+}
+
+void Symbolizer::prefetch(const SymbolizeModule& module, std::span<const std::uint64_t> ips) {
+  ModuleState* state = impl_->state_for(module, false);
+  std::vector<std::uint64_t> misses;
+  std::vector<std::uint64_t> offsets;
+  offsets.reserve(ips.size());
+  for (const std::uint64_t ip : ips) offsets.push_back(ip - module.bias);
+  state->for_each_miss(offsets, [&](std::uint64_t offset) { misses.push_back(offset); });
+  if (misses.empty()) return;
+  std::sort(misses.begin(), misses.end());
+  misses.erase(std::unique(misses.begin(), misses.end()), misses.end());
+  state->resolve(misses);
 }
 
 std::vector<std::string> Symbolizer::warnings() const {

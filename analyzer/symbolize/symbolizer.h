@@ -79,6 +79,12 @@ class Symbolizer {
   };
   std::vector<std::vector<Symbol>> symbolize_all(std::span<const Request> requests);
 
+  // Resolves `ips` of `module` into the cache on the calling thread, so that
+  // a later symbolize or symbolize_all finds them there: for work done ahead,
+  // while a dump still loads. Adds no warnings to warnings() until a request
+  // uses the module.
+  void prefetch(const SymbolizeModule& module, std::span<const std::uint64_t> ips);
+
   // Warnings so far (build-id mismatch, missing files, no debug info), each
   // once per module, as sentences without a trailing newline.
   std::vector<std::string> warnings() const;

@@ -212,4 +212,36 @@ TEST_SUITE("symbolize/symbolizer") {
     CHECK(got[0].frames == std::vector<SourceFrame>{SourceFrame{}});
     CHECK(symbolizer.warnings().size() == 1);
   }
+
+  TEST_CASE("answers from what a prefetch resolved, exactly as without it") {
+    const RunFixture f = run_library(SYM_C_LIB, "sym_c_run");
+    Symbolizer cold({});
+    const std::vector<Symbol> want = cold.symbolize(f.module, first_ips(f.trace, 3));
+    Symbolizer warm({});
+    std::thread worker([&] { warm.prefetch(f.module, first_ips(f.trace, 2)); });
+    worker.join();
+    const std::vector<Symbol> got = warm.symbolize(f.module, first_ips(f.trace, 3));
+    REQUIRE(got.size() == want.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      CAPTURE(i);
+      CHECK(got[i].frames == want[i].frames);
+      CHECK(got[i].module_offset == want[i].module_offset);
+    }
+    CHECK(got[0].frames.at(0).function == "sym_c_run");
+  }
+
+  TEST_CASE("warns about a prefetched module only once a request uses it, in order of use") {
+    const SymbolizeModule gone{"/nonexistent/memrec/libgone.so", {0xab}, 0x7f0000000000, {}};
+    const SymbolizeModule lost{"/nonexistent/memrec/liblost.so", {0xcd}, 0x7e0000000000, {}};
+    Symbolizer symbolizer({});
+    symbolizer.prefetch(gone, std::vector<std::uint64_t>{0x7f0000001235});
+    symbolizer.prefetch(lost, std::vector<std::uint64_t>{0x7e0000001235});
+    CHECK(symbolizer.warnings().empty());
+    (void)symbolizer.symbolize(lost, std::vector<std::uint64_t>{0x7e0000001235});
+    (void)symbolizer.symbolize(gone, std::vector<std::uint64_t>{0x7f0000001235});
+    const auto warnings = symbolizer.warnings();
+    REQUIRE(warnings.size() == 2);
+    CHECK(warnings[0].find("liblost.so") != std::string::npos);
+    CHECK(warnings[1].find("libgone.so") != std::string::npos);
+  }
 }

@@ -1,0 +1,84 @@
+#include "reports/symbol_prefetch.h"
+
+#include <map>
+
+#include "load/helper_priority.h"
+#include "model/module_map.h"
+#include "reports/call_sites.h"
+
+namespace memrec::analyzer {
+
+namespace {
+
+// Addresses resolved per module: enough to load the parts of its debug
+// information that every lookup needs, few enough to leave the rest to the
+// report's parallel symbolization.
+constexpr std::size_t kAddressesPerModule = 64;
+
+}  // namespace
+
+SymbolPrefetch::SymbolPrefetch(Symbolizer& symbolizer) : symbolizer_(symbolizer), thread_([this] { run(); }) {}
+
+SymbolPrefetch::~SymbolPrefetch() { finish(); }
+
+bool SymbolPrefetch::opened(std::uint64_t ip) const {
+  for (const ModuleInfo& m : opened_) {
+    if (ModuleMap::contains(m, ip)) return true;
+  }
+  return false;
+}
+
+void SymbolPrefetch::add(const LoadedDump& dump, std::span<const reader::StackRecord> stacks) {
+  const ModuleMap map(dump.modules);
+  std::map<const ModuleInfo*, std::vector<std::uint64_t>> fresh;
+  for (const reader::StackRecord& s : stacks) {
+    for (const std::uint64_t ip : s.ips) {
+      if (opened(ip)) continue;
+      const ModuleInfo* m = map.find(ip, s.module_gen);
+      if (m == nullptr) continue;
+      std::vector<std::uint64_t>& ips = fresh[m];
+      if (ips.size() < kAddressesPerModule) ips.push_back(ip);
+    }
+  }
+  if (fresh.empty()) return;
+  {
+    std::lock_guard lock(mutex_);
+    for (auto& [m, ips] : fresh) {
+      opened_.push_back(*m);
+      queue_.push_back(Batch{symbolize_module(*m), std::move(ips)});
+    }
+  }
+  changed_.notify_all();
+}
+
+void SymbolPrefetch::finish() {
+  {
+    std::lock_guard lock(mutex_);
+    done_ = true;
+    queue_.clear();
+  }
+  changed_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void SymbolPrefetch::run() {
+  lower_helper_priority();
+  for (;;) {
+    Batch batch;
+    {
+      std::unique_lock lock(mutex_);
+      changed_.wait(lock, [&] { return done_ || !queue_.empty(); });
+      if (queue_.empty()) return;
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    try {
+      symbolizer_.prefetch(batch.module, batch.ips);
+    } catch (const std::exception&) {
+      // Only a head start failed (std::bad_alloc): the report's own
+      // symbolization resolves these addresses again and reports its errors.
+    }
+  }
+}
+
+}  // namespace memrec::analyzer

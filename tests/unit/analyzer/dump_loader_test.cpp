@@ -1,0 +1,121 @@
+// The load's hooks for work that starts before it ends: each frame's Stack
+// records reach LoadOptions::on_stacks with that frame's modules in place, on
+// the loading thread; the decoding threads run at the helpers' lower priority.
+#include <doctest/doctest.h>
+
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "load/dump_loader.h"
+#include "load/helper_priority.h"
+#include "support/dump_builder.h"
+
+using namespace memrec;
+using namespace memrec::analyzer;
+using format::AllocFn;
+using memrec::testing::DumpBuilder;
+
+namespace {
+
+constexpr std::uint64_t kT0 = 1'000'000;  // sample_header's start_mono_ns
+
+int nice_of_this_thread() { return getpriority(PRIO_PROCESS, static_cast<id_t>(gettid())); }
+
+// Frame 1 loads module 1 and defines stacks 1 and 2; frame 2 loads module 2
+// and defines stack 3; frame 3 defines none.
+DumpBuilder three_frames() {
+  DumpBuilder b;
+  const format::Segment segs[] = {{0x0, 0x10000, 0, format::kSegmentExec | format::kSegmentRead}};
+  const std::uint64_t s1[] = {0x400010, 0x400020};
+  const std::uint64_t s2[] = {0x400030};
+  const std::uint64_t s3[] = {0x500010, 0x400020};
+  b.frame([&](format::RecordEncoder& e) {
+    e.module_load(1, 1, "/tmp/one", 0x400000, {}, segs);
+    e.stack(1, 1, 0, s1);
+    e.stack(2, 1, 0, s2);
+    e.thread(7);
+    e.alloc(AllocFn::kMalloc, kT0 + 1, 0x1000, 16, 1);
+  });
+  b.frame([&](format::RecordEncoder& e) {
+    e.module_load(2, 2, "/tmp/two", 0x500000, {}, segs);
+    e.stack(3, 2, 0, s3);
+    e.thread(7);
+    e.alloc(AllocFn::kMalloc, kT0 + 2, 0x2000, 32, 3);
+  });
+  b.frame([&](format::RecordEncoder& e) {
+    e.thread(7);
+    e.free(kT0 + 3, 0x1000);
+  });
+  return b;
+}
+
+}  // namespace
+
+TEST_SUITE("analyzer/dump_loader") {
+  TEST_CASE("hands each frame's stacks to on_stacks, with that frame's modules loaded, on the loading thread") {
+    const DumpBuilder b = three_frames();
+    auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "three.dat"));
+    REQUIRE(dump.ok());
+    struct Call {
+      std::vector<std::uint32_t> ids;
+      std::vector<std::uint64_t> first_ips;
+      std::size_t modules;
+    };
+    std::vector<Call> calls;
+    const std::thread::id loader = std::this_thread::get_id();
+    bool on_loader = true;
+    LoadOptions options{2};
+    options.on_stacks = [&](const LoadedDump& d, std::span<const reader::StackRecord> stacks) {
+      on_loader = on_loader && std::this_thread::get_id() == loader;
+      Call c{{}, {}, d.modules.size()};
+      for (const reader::StackRecord& s : stacks) {
+        c.ids.push_back(s.id.value);
+        c.first_ips.push_back(s.ips.at(0));
+      }
+      calls.push_back(c);
+    };
+    auto loaded = load_dump(std::move(*dump), options);
+    REQUIRE(loaded.ok());
+    CHECK(on_loader);
+    REQUIRE(calls.size() == 2);  // the third frame has no stacks
+    CHECK(calls[0].ids == std::vector<std::uint32_t>{1, 2});
+    CHECK(calls[0].first_ips == std::vector<std::uint64_t>{0x400010, 0x400030});
+    CHECK(calls[0].modules == 1);
+    CHECK(calls[1].ids == std::vector<std::uint32_t>{3});
+    CHECK(calls[1].modules == 2);
+    // The stacks still reach the table whole.
+    CHECK(loaded->stacks.size() == 3);
+  }
+
+  TEST_CASE("the decoding threads run at the helpers' nice value, the loading thread at its own") {
+    const int before = nice_of_this_thread();
+    REQUIRE(before < kHelperNice);  // else there is nothing to see
+    const DumpBuilder b = three_frames();
+    auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "three.dat"));
+    REQUIRE(dump.ok());
+    std::multiset<int> others;
+    int loader = 0;
+    LoadOptions options{2};
+    options.on_stacks = [&](const LoadedDump&, std::span<const reader::StackRecord>) {
+      if (!others.empty()) return;
+      // The frame just folded was decoded on a worker, which lowered itself
+      // first; the other worker and the stack builder may not have started.
+      loader = nice_of_this_thread();
+      for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+        const auto tid = static_cast<id_t>(std::stoul(task.path().filename().string()));
+        if (tid != static_cast<id_t>(gettid())) others.insert(getpriority(PRIO_PROCESS, tid));
+      }
+    };
+    REQUIRE(load_dump(std::move(*dump), options).ok());
+    CHECK(loader == before);
+    CHECK(others.count(kHelperNice) >= 1);
+    CHECK(others.count(kHelperNice) + others.count(before) == others.size());
+    CHECK(nice_of_this_thread() == before);
+  }
+}
