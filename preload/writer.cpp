@@ -497,7 +497,7 @@ void write_stacks() {
     const StackView v = stack_view(g_w.next_stack);
     if (v.valid) {
       const std::uint8_t flags = v.truncated ? format::kStackTruncated : 0;
-      put_record([&](format::RecordEncoder& enc) { return enc.stack(g_w.next_stack, v.module_gen, flags, v.ips); });
+      put([&](format::ColumnEncoder& enc) { return enc.stack(g_w.next_stack, v.module_gen, flags, v.ips); });
     }
     // The record holds a copy of the frames now.
     stack_written(g_w.next_stack);

@@ -1,12 +1,14 @@
 // The reader's side of a columns payload's address coding, for both layouts
-// (FORMAT.md, "Columns"): version 2's rings (kLayoutColumns) and version 3's
-// ages (kLayoutAgedColumns). Shared by the direct decode (column_decoder.cpp)
+// (FORMAT.md, "Columns"): version 2's rings (kLayoutColumns), version 3's
+// ages (kLayoutAgedColumns) and version 4's ages with carved allocation
+// misses (kLayoutCarvedColumns). Shared by the direct decode (column_decoder.cpp)
 // and the join (frame_columns_join.cpp), so both read addresses alike.
 #pragma once
 
 #include <fmt/format.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,9 +19,12 @@ namespace memrec::reader::detail {
 
 class AddressDecoder {
  public:
-  // A new frame of `layout` (kLayoutColumns or kLayoutAgedColumns).
+  // A new frame of `layout` (kLayoutColumns, kLayoutAgedColumns or
+  // kLayoutCarvedColumns).
   void reset(std::uint8_t layout) {
-    aged_ = layout == format::kLayoutAgedColumns;
+    aged_ = layout == format::kLayoutAgedColumns || layout == format::kLayoutCarvedColumns;
+    carved_ = layout == format::kLayoutCarvedColumns;
+    carve_at_.reset();
     rings_ = {};
     allocs_.clear();
     frees_.clear();
@@ -28,7 +33,15 @@ class AddressDecoder {
     pending_class_ = 0;
   }
 
-  std::uint64_t previous() const { return rings_.previous; }
+  // What a miss of `kind` is a delta from: the previous address, or for an
+  // allocation in version 4 the carve point, once the frame has one.
+  std::uint64_t miss_base(format::AddressKind kind) const {
+    return carved_ && kind == format::AddressKind::kAlloc && carve_at_ ? *carve_at_ : rings_.previous;
+  }
+  // After a miss, before seen(): an allocation's moves the carve point.
+  void missed(format::AddressKind kind, std::uint64_t addr, std::uint64_t size) {
+    if (carved_ && kind == format::AddressKind::kAlloc) carve_at_ = addr + format::carve_step(size);
+  }
 
   // The address an addr_k code of kFirstRingSlot (= kFirstAgeCode) or more
   // names, for an address of `kind` (an allocation's `size` picks its class).
@@ -95,7 +108,9 @@ class AddressDecoder {
   }
 
   bool aged_ = false;
-  format::AddressCoderState rings_;  // version 2's rings; `previous` for both layouts
+  bool carved_ = false;
+  std::optional<std::uint64_t> carve_at_;  // version 4: after the frame's last allocation miss
+  format::AddressCoderState rings_;        // version 2's rings; `previous` for both layouts
   struct Allocated {
     std::uint64_t addr;
     std::uint32_t size_class;

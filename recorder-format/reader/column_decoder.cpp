@@ -84,7 +84,8 @@ class ColumnDecoder {
     if (k == format::kAddrMissAligned || k == format::kAddrMissUnaligned) {
       const auto d = static_cast<std::uint64_t>(format::unzigzag(col(Column::kAddr).varint()));
       if (!col(Column::kAddr).ok()) return false;
-      addr = addresses_.previous() + (k == format::kAddrMissAligned ? d << 4 : d);
+      addr = addresses_.miss_base(kind) + (k == format::kAddrMissAligned ? d << 4 : d);
+      addresses_.missed(kind, addr, size);
     } else {
       if (!addresses_.named(kind, k, size, addr, failure_)) return false;
     }

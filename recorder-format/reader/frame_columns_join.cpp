@@ -101,7 +101,8 @@ class Joiner {
       const auto v = col(Column::kAddr).varint();
       if (!v) return false;
       const auto d = static_cast<std::uint64_t>(format::unzigzag(*v));
-      addr = addresses_.previous() + (*k == format::kAddrMissAligned ? d << 4 : d);
+      addr = addresses_.miss_base(kind) + (*k == format::kAddrMissAligned ? d << 4 : d);
+      addresses_.missed(kind, addr, size);
     } else if (!addresses_.named(kind, *k, size, addr, failure_)) {
       return false;
     }

@@ -65,10 +65,6 @@ Result<std::span<const std::byte>> FrameDecoder::inflate(std::span<const std::by
 
 namespace {
 
-bool is_columns_layout(std::uint8_t layout) {
-  return layout == format::kLayoutColumns || layout == format::kLayoutAgedColumns;
-}
-
 Error unknown_layout(std::string_view name, const FrameInfo& frame, std::uint8_t layout) {
   return Error{ErrorCode::kCorrupt,
                fmt::format("{}: corrupt frame at offset {}: unknown layout {}", name, frame.offset, layout)};
@@ -82,7 +78,7 @@ Result<std::span<const std::byte>> FrameDecoder::decompress(std::span<const std:
   if (!payload || frame.format_version < 2) return payload;
   const auto layout = static_cast<std::uint8_t>((*payload)[0]);
   if (layout == format::kLayoutRecords) return payload->subspan(1);
-  if (!is_columns_layout(layout)) return unknown_layout(name, frame, layout);
+  if (!format::is_columns_layout(layout)) return unknown_layout(name, frame, layout);
   const Status joined = join_columns(payload->subspan(1), layout, records_, name, frame.offset);
   if (!joined) return joined.error();
   return std::span<const std::byte>(records_);
@@ -95,7 +91,7 @@ Status FrameDecoder::decode(std::span<const std::byte> file, const FrameInfo& fr
   if (frame.format_version < 2) return decode_records(*payload, name, frame.offset, visitor);
   const auto layout = static_cast<std::uint8_t>((*payload)[0]);
   if (layout == format::kLayoutRecords) return decode_records(payload->subspan(1), name, frame.offset, visitor);
-  if (!is_columns_layout(layout)) return unknown_layout(name, frame, layout);
+  if (!format::is_columns_layout(layout)) return unknown_layout(name, frame, layout);
   return decode_columns(payload->subspan(1), layout, name, frame.offset, visitor);
 }
 

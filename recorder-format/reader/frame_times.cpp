@@ -150,8 +150,7 @@ std::uint64_t FrameTimeScanner::earliest(std::span<const std::byte> file, const 
   const std::size_t got =
       ZSTD_decompressDCtx(dctx_, payload_.data(), payload_.size(), compressed.data(), compressed.size());
   if (ZSTD_isError(got) != 0 || got != frame.decompressed_bytes || got == 0 ||
-      (static_cast<std::uint8_t>(payload_[0]) != format::kLayoutColumns &&
-       static_cast<std::uint8_t>(payload_[0]) != format::kLayoutAgedColumns)) {
+      !format::is_columns_layout(static_cast<std::uint8_t>(payload_[0]))) {
     return earliest_by_decoding(file, frame, name);
   }
   const auto earliest = earliest_in_columns(std::span<const std::byte>(payload_).subspan(1));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "byte_reader.h"
 #include "memrec/format/record_encoder.h"
@@ -15,6 +16,7 @@ struct DecodeState {
   format::DeltaState delta;  // time, addr, stack: reset for every frame
   bool have_thread = false;
   std::uint64_t tid = 0;
+  std::vector<std::uint64_t> last_stack;  // the frames of the frame's previous Stack record
 };
 
 // Decodes the body of a record tagged `tag` from `in` and visits it; false

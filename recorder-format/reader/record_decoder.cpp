@@ -122,14 +122,25 @@ void decode_stack(Cursor& c) {
   r.module_gen = c.in.varint();
   r.flags = c.in.u8();
   const std::uint64_t depth = c.in.varint();
+  const bool shares = (r.flags & format::kStackShared) != 0;
+  const std::uint64_t shared = shares ? c.in.varint() : 0;
   if (!c.in.ok()) return;
   static_assert(format::kMaxStackDepth == 1024, "update the message below");
   if (depth > format::kMaxStackDepth) return c.in.fail("a stack is deeper than the format's 1024 frames");
-  if (depth > c.in.remaining()) return c.in.fail("a stack runs off the end");
+  const std::vector<std::uint64_t>& previous = c.state.last_stack;
+  if (shares && (shared == 0 || shared > depth || shared > previous.size())) {
+    return c.in.fail("a stack shares more outer frames than the frame's stack before it has");
+  }
+  if (depth - shared > c.in.remaining()) return c.in.fail("a stack runs off the end");
   r.ips.reserve(static_cast<std::size_t>(depth));
   std::uint64_t ip = 0;
-  for (std::uint64_t i = 0; i < depth && c.in.ok(); ++i) r.ips.push_back(ip = c.in.delta_from(ip));
-  if (c.in.ok()) c.visitor.on_stack(r);
+  for (std::uint64_t i = 0; i < depth - shared && c.in.ok(); ++i) r.ips.push_back(ip = c.in.delta_from(ip));
+  if (!c.in.ok()) return;
+  r.ips.insert(r.ips.end(), previous.end() - static_cast<std::ptrdiff_t>(shared), previous.end());
+  // Readers see every stack whole: the bit says how it was stored only.
+  r.flags &= static_cast<std::uint8_t>(~format::kStackShared);
+  c.state.last_stack = r.ips;
+  c.visitor.on_stack(r);
 }
 
 void decode_module_load(Cursor& c) {

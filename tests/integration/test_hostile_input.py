@@ -171,7 +171,7 @@ NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
                                ("corrupt file header",)),
     "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
     "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
-    "newer version": (lambda: header(version=4) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "newer version": (lambda: header(version=5) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
     "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
     "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
     "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 4) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v4 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 5) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v5 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -371,11 +371,25 @@ V3_REUSE = columns(tags=b"\x01\x20\x03\x20\x03\x20\x11", dt=zz(5) + zz(1) * 4,
                    rest=varint(7) + varint(1) + zz(10), layout=2)
 
 
+# --- version 4: an allocation's miss is a delta from the carve point -----------------
+
+# Thread 7; malloc(64) at 0x1000 (a miss from `previous`, 0; the carve point
+# is then 0x1000 + 80); malloc(40) at 0x1050 (delta 0 from it; then 0x1050 +
+# 48); malloc(8) at 0x1090 (+1 unit of 16); the frees of 0x1050 and 0x1090
+# (misses from `previous`: -4 and +4 units); End. Only the addresses FORMAT.md
+# gives make both frees find their blocks and leave 64 bytes live.
+V4_CARVED = columns(tags=b"\x01\x20\x20\x20\x03\x03\x11", dt=zz(5) + zz(1) * 4,
+                    addr_k=varint(0) * 5, addr=zz(0x1000 >> 4) + zz(0) + zz(1) + zz(-4) + zz(4),
+                    size=varint(64) + varint(40) + varint(8), stack=zz(0) * 3,
+                    rest=varint(7) + varint(1) + zz(10), layout=3)
+
+
 # version, payload, then (allocations, frees, live bytes) at the end
 CRAFTED_DUMPS: dict[str, tuple[int, bytes, tuple[int, int, int]]] = {
     "v2 columns": (2, V2_THREAD_ALLOC_FREE_END, (1, 1, 0)),
     "v2 records": (2, b"\x00" + THREAD + alloc(5, 0x1000, 64) + b"\x03" + zz(1) + zz(0) + END, (1, 1, 0)),
     "v3 columns": (3, V3_REUSE, (3, 2, 200)),
+    "v4 columns": (4, V4_CARVED, (3, 2, 64)),
 }
 
 

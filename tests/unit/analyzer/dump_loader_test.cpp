@@ -55,6 +55,19 @@ DumpBuilder three_frames() {
   return b;
 }
 
+// More frames than one worker may decode ahead of the loading thread (4 per
+// worker), so that the worker is still alive when the first frame is folded.
+DumpBuilder many_frames() {
+  DumpBuilder b = three_frames();
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    b.frame([&](format::RecordEncoder& e) {
+      e.thread(7);
+      e.alloc(AllocFn::kMalloc, kT0 + 10 + i, 0x3000 + 0x100 * i, 8, 1);
+    });
+  }
+  return b;
+}
+
 }  // namespace
 
 TEST_SUITE("analyzer/dump_loader") {
@@ -96,16 +109,16 @@ TEST_SUITE("analyzer/dump_loader") {
   TEST_CASE("the decoding threads run at the helpers' nice value, the loading thread at its own") {
     const int before = nice_of_this_thread();
     REQUIRE(before < kHelperNice);  // else there is nothing to see
-    const DumpBuilder b = three_frames();
-    auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "three.dat"));
+    const DumpBuilder b = many_frames();
+    auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "many.dat"));
     REQUIRE(dump.ok());
     std::multiset<int> others;
     int loader = 0;
-    LoadOptions options{2};
+    LoadOptions options{1};
     options.on_stacks = [&](const LoadedDump&, std::span<const reader::StackRecord>) {
       if (!others.empty()) return;
-      // The frame just folded was decoded on a worker, which lowered itself
-      // first; the other worker and the stack builder may not have started.
+      // The frame just folded was decoded on the worker, which lowered itself
+      // first and waits for room; the stack builder may not have started.
       loader = nice_of_this_thread();
       for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
         const auto tid = static_cast<id_t>(std::stoul(task.path().filename().string()));

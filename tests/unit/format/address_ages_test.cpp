@@ -126,7 +126,7 @@ TEST_SUITE("format/address_ages") {
       }
     }
     const auto payload = testing::columns_payload(e.written());
-    REQUIRE(static_cast<std::uint8_t>(payload[0]) == format::kLayoutAgedColumns);
+    REQUIRE(static_cast<std::uint8_t>(payload[0]) == format::kLayoutCarvedColumns);
     const std::vector<std::uint64_t> codes = addr_k_codes(payload);
     REQUIRE(codes.size() == want.size());
     std::size_t misses = 0;
@@ -134,7 +134,7 @@ TEST_SUITE("format/address_ages") {
     CHECK(misses > 50000);   // the first allocation of each address, and forgotten frees
     CHECK(misses < 150000);  // but most frees are found
     Addresses got;
-    REQUIRE(reader::decode_columns(std::span(payload).subspan(1), format::kLayoutAgedColumns, "a.dat", 0, got).ok());
+    REQUIRE(reader::decode_columns(std::span(payload).subspan(1), format::kLayoutCarvedColumns, "a.dat", 0, got).ok());
     CHECK(got.seen == want);
   }
 
@@ -156,7 +156,7 @@ TEST_SUITE("format/address_ages") {
       bad[at + i] = std::byte{code};
       Addresses ignored;
       const Status s =
-          reader::decode_columns(std::span(bad).subspan(1), format::kLayoutAgedColumns, "a.dat", 0, ignored);
+          reader::decode_columns(std::span(bad).subspan(1), format::kLayoutCarvedColumns, "a.dat", 0, ignored);
       REQUIRE_FALSE(s.ok());
       CHECK(s.error().code == ErrorCode::kCorrupt);
       return s.error().message;

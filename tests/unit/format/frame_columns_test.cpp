@@ -1,5 +1,6 @@
 // Columns (memrec/format/frame_columns.h and the reader's join and direct
-// decode), with version 3's age-coded addresses and version 2's rings: random
+// decode), with version 4's carved allocation misses, version 3's age-coded
+// addresses and version 2's rings: random
 // record streams split and join back to the same bytes, every layout reads
 // the same records, and broken column payloads are corrupt, never a crash.
 #include <doctest/doctest.h>
@@ -21,6 +22,7 @@
 
 using namespace memrec;
 using format::AllocFn;
+using memrec::testing::ColumnCoding;
 using memrec::testing::columns_payload;
 using memrec::testing::DumpBuilder;
 using memrec::testing::FrameLayout;
@@ -54,6 +56,7 @@ void random_records(Encoder& e, std::uint32_t seed, int n) {
     }
   };
   REQUIRE(e.thread(1));
+  std::vector<std::uint64_t> last_stack;
   for (int i = 0; i < n; ++i) {
     t += rng() % 3 == 0 ? 0 : rng() % 5000;
     const auto stack = static_cast<std::uint32_t>(rng() % 40);
@@ -94,8 +97,14 @@ void random_records(Encoder& e, std::uint32_t seed, int n) {
         REQUIRE(e.mremap(t, fresh(), 4096, t + 1, fresh(), 8192, stack));
         break;
       case 10: {
-        const std::uint64_t ips[] = {rng(), rng() % 100, 0x4000};
-        REQUIRE(e.stack(static_cast<std::uint32_t>(i + 1), rng() % 3, 0, std::span(ips).first(rng() % 4)));
+        // Up to three frames of its own, and often the outer part of the
+        // stack before it (stored shared, kStackShared).
+        std::vector<std::uint64_t> ips = {rng(), rng() % 100, 0x4000};
+        ips.resize(rng() % 4);
+        if (rng() % 2 == 0)
+          ips.insert(ips.end(), last_stack.begin() + rng() % (last_stack.size() + 1), last_stack.end());
+        REQUIRE(e.stack(static_cast<std::uint32_t>(i + 1), rng() % 3, 0, ips, last_stack));
+        last_stack = ips;
         REQUIRE(e.thread(rng() % 4 + 1));
         break;
       }
@@ -147,9 +156,11 @@ class ColumnEncoderAsRecords {
   bool mremap(Args&&... a) {
     return other([&](format::RecordEncoder& r) { return r.mremap(a...); });
   }
-  template <typename... Args>
-  bool stack(Args&&... a) {
-    return other([&](format::RecordEncoder& r) { return r.stack(a...); });
+  // The encoder keeps the frame's previous stack itself, as the writer relies
+  // on: the bytes must equal RecordEncoder's given the previous stack.
+  bool stack(std::uint32_t id, std::uint64_t gen, std::uint8_t flags, std::span<const std::uint64_t> ips,
+             std::span<const std::uint64_t> /*previous*/) {
+    return e_.stack(id, gen, flags, ips);
   }
   template <typename... Args>
   bool module_load(Args&&... a) {
@@ -259,7 +270,11 @@ class Reencoder final : public reader::RecordVisitor {
   void on_mremap(const reader::MremapRecord& r) override {
     REQUIRE(e_.mremap(r.free_ns, r.old_addr, r.old_size, r.alloc_ns, r.new_addr, r.new_size, r.stack.value));
   }
-  void on_stack(const reader::StackRecord& r) override { REQUIRE(e_.stack(r.id.value, r.module_gen, r.flags, r.ips)); }
+  // Passes the stack before, as the writer does: the bytes come out the same.
+  void on_stack(const reader::StackRecord& r) override {
+    REQUIRE(e_.stack(r.id.value, r.module_gen, r.flags, r.ips, last_stack_));
+    last_stack_ = r.ips;
+  }
   void on_module_load(const reader::ModuleLoadRecord& r) override {
     REQUIRE(e_.module_load(r.id.value, r.gen, r.path, r.bias, r.build_id, r.segments));
   }
@@ -281,6 +296,7 @@ class Reencoder final : public reader::RecordVisitor {
  private:
   std::vector<std::byte> buf_;
   format::RecordEncoder e_;
+  std::vector<std::uint64_t> last_stack_;
 };
 
 // decode_columns() on a payload with its layout byte: the records it visited
@@ -300,32 +316,45 @@ std::pair<std::vector<std::byte>, Status> decode_joined(std::span<const std::byt
   return {visited.bytes(), std::move(status)};
 }
 
-// Runs the test case twice, as two subcases: version 3's age-coded columns
-// (false), then version 2's rings (true).
-bool ages_or_rings() {
-  bool rings = false;
-  SUBCASE("ages") {}
-  SUBCASE("rings") { rings = true; }
-  return rings;
+// Runs the test case once per coding, as subcases: the current version's,
+// version 3's ages, version 2's rings.
+ColumnCoding coding_subcase() {
+  ColumnCoding coding = ColumnCoding::kCarved;
+  SUBCASE("carved") {}
+  SUBCASE("ages") { coding = ColumnCoding::kAged; }
+  SUBCASE("rings") { coding = ColumnCoding::kRings; }
+  return coding;
+}
+
+std::uint8_t layout_for(ColumnCoding coding) {
+  switch (coding) {
+    case ColumnCoding::kCarved:
+      return format::kLayoutCarvedColumns;
+    case ColumnCoding::kAged:
+      return format::kLayoutAgedColumns;
+    case ColumnCoding::kRings:
+      return format::kLayoutColumns;
+  }
+  return 0;
 }
 
 }  // namespace
 
 TEST_SUITE("format/frame_columns") {
   TEST_CASE("decoding columns directly visits the records they were split from") {
-    const bool rings = ages_or_rings();
+    const ColumnCoding coding = coding_subcase();
     for (std::uint32_t seed = 1; seed <= 200; ++seed) {
       CAPTURE(seed);
       const auto records = records_of(seed, 1 + static_cast<int>(seed * 7 % 500));
-      const auto [visited, status] = decode_direct(columns_payload(records, rings));
+      const auto [visited, status] = decode_direct(columns_payload(records, coding));
       REQUIRE(status.ok());
       CHECK(visited == records);
     }
   }
 
   TEST_CASE("damaged columns decode directly as they join, or stop earlier, never a crash") {
-    const bool rings = ages_or_rings();
-    const auto good = columns_payload(records_of(9, 400), rings);
+    const ColumnCoding coding = coding_subcase();
+    const auto good = columns_payload(records_of(9, 400), coding);
     std::mt19937 rng(4);
     int failed = 0;
     int stricter = 0;
@@ -363,12 +392,12 @@ TEST_SUITE("format/frame_columns") {
   }
 
   TEST_CASE("random record streams split into columns and join back to the same bytes") {
-    const bool rings = ages_or_rings();
+    const ColumnCoding coding = coding_subcase();
     for (std::uint32_t seed = 1; seed <= 200; ++seed) {
       CAPTURE(seed);
       const auto records = records_of(seed, 1 + static_cast<int>(seed * 7 % 500));
-      const auto payload = columns_payload(records, rings);
-      CHECK(layout_of(payload) == (rings ? format::kLayoutColumns : format::kLayoutAgedColumns));
+      const auto payload = columns_payload(records, coding);
+      CHECK(layout_of(payload) == layout_for(coding));
       std::vector<std::byte> joined;
       const Status status = join(payload, joined);
       REQUIRE(status.ok());
@@ -379,7 +408,7 @@ TEST_SUITE("format/frame_columns") {
   TEST_CASE("an address found earlier in the frame costs a small code instead of the address") {
     // A block freed and allocated again at once, 10,000 times: every address
     // after the first is found, one byte in addr_k and nothing in addr.
-    const bool rings = ages_or_rings();
+    const ColumnCoding coding = coding_subcase();
     std::vector<std::byte> buf(1u << 20);
     format::RecordEncoder e(buf);
     REQUIRE(e.thread(1));
@@ -387,7 +416,7 @@ TEST_SUITE("format/frame_columns") {
       REQUIRE(e.alloc(AllocFn::kMalloc, i, 0x5555'1234'5670ull, 64, 1));
       REQUIRE(e.free(i, 0x5555'1234'5670ull));
     }
-    const auto payload = columns_payload(e.written(), rings);
+    const auto payload = columns_payload(e.written(), coding);
     std::vector<std::byte> joined;
     REQUIRE(join(payload, joined).ok());
     CHECK(std::equal(joined.begin(), joined.end(), e.written().begin(), e.written().end()));
@@ -405,7 +434,54 @@ TEST_SUITE("format/frame_columns") {
     CHECK(sizes[static_cast<std::size_t>(format::Column::kAddr)] == 7);  // zz(0x5555'1234'567): 7 bytes
   }
 
-  TEST_CASE("version 1 files, layout-0 frames and both kinds of columns read the same records") {
+  TEST_CASE("fresh blocks carved one after another cost one byte each in addr, whatever frees come between") {
+    // 1,000 allocations of new addresses, each where glibc would carve it
+    // after the one before, and after each a free of a block of an earlier
+    // frame (a miss: a delta from the allocation's address).
+    std::vector<std::byte> buf(1u << 20);
+    format::RecordEncoder e(buf);
+    REQUIRE(e.thread(1));
+    auto varint_bytes = [](std::int64_t d) {
+      std::array<std::byte, format::kMaxVarintBytes> tmp{};
+      return format::put_varint(format::zigzag(d >> 4), tmp);
+    };
+    std::uint64_t at = 0x5555'0000'1010ull;
+    std::uint64_t carved_bytes = 0;  // what FORMAT.md says version 4's addr column takes
+    std::uint64_t aged_bytes = 0;    // and version 3's
+    std::uint64_t previous = 0;
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+      const std::uint64_t size = 1 + (i * 37) % 500;
+      const std::uint64_t freed = 0x5555'0100'0000ull + 0x1000 * ((i * 7919) % 1000);
+      REQUIRE(e.alloc(AllocFn::kMalloc, i, at, size, 1));
+      REQUIRE(e.free(i, freed));
+      carved_bytes += (i == 0 ? varint_bytes(static_cast<std::int64_t>(at)) : 1) +
+                      varint_bytes(static_cast<std::int64_t>(freed - at));
+      aged_bytes +=
+          varint_bytes(static_cast<std::int64_t>(at - previous)) + varint_bytes(static_cast<std::int64_t>(freed - at));
+      previous = freed;
+      at += format::carve_step(size);
+    }
+    auto addr_bytes = [&](ColumnCoding coding) {
+      const auto payload = columns_payload(e.written(), coding);
+      std::vector<std::byte> joined;
+      REQUIRE(join(payload, joined).ok());
+      CHECK(std::equal(joined.begin(), joined.end(), e.written().begin(), e.written().end()));
+      std::span<const std::byte> dir = std::span(payload).subspan(2);
+      std::uint64_t bytes = 0;
+      for (std::size_t c = 0; c <= static_cast<std::size_t>(format::Column::kAddr); ++c) {
+        const auto v = format::get_varint(dir);
+        REQUIRE(v);
+        bytes = v->value;
+        dir = dir.subspan(v->size);
+      }
+      return bytes;
+    };
+    CHECK(addr_bytes(ColumnCoding::kCarved) == carved_bytes);
+    CHECK(addr_bytes(ColumnCoding::kAged) == aged_bytes);
+    CHECK(aged_bytes - carved_bytes > 999);
+  }
+
+  TEST_CASE("version 1 files, layout-0 frames and every kind of columns read the same records") {
     auto build = [](FrameLayout layout) {
       DumpBuilder b(memrec::testing::sample_header(), layout);
       for (std::uint32_t seed = 11; seed <= 13; ++seed) {
@@ -416,14 +492,15 @@ TEST_SUITE("format/frame_columns") {
     const auto columns = read_records(build(FrameLayout::kColumns));
     CHECK(columns.second > 900);
     CHECK(read_records(build(FrameLayout::kRecords)) == columns);
+    CHECK(read_records(build(FrameLayout::kAgedColumns)) == columns);
     CHECK(read_records(build(FrameLayout::kRingColumns)) == columns);
     CHECK(read_records(build(FrameLayout::kVersion1)) == columns);
   }
 
   TEST_CASE("a broken column payload is corrupt, naming the frame, and never read past") {
-    const bool rings = ages_or_rings();
+    const ColumnCoding coding = coding_subcase();
     const auto records = records_of(5, 200);
-    const auto good = columns_payload(records, rings);
+    const auto good = columns_payload(records, coding);
     std::vector<std::byte> out;
     auto error_of = [&](std::vector<std::byte> payload) {
       const Status status = join(payload, out);
@@ -451,13 +528,14 @@ TEST_SUITE("format/frame_columns") {
     format::RecordEncoder e(buf);
     REQUIRE(e.thread(1));
     REQUIRE(e.alloc(AllocFn::kMalloc, 1, 0x1000, 8, 1));
-    auto slot = columns_payload(e.written(), rings);
+    auto slot = columns_payload(e.written(), coding);
     // layout, n, 7 sizes (each one byte here), then tags (2), dt (1), addr_k (1)
     const std::size_t addr_k_at = 1 + 1 + 7 + 2 + 1;
     REQUIRE(slot[addr_k_at] == std::byte{format::kAddrMissAligned});
     slot[addr_k_at] = std::byte{format::kFirstRingSlot};
-    CHECK(error_of(slot).find(rings ? "an address names ring slot 0 of 0"
-                                    : "an allocation names free 0 back of 0 in size class 1") != std::string::npos);
+    CHECK(error_of(slot).find(coding == ColumnCoding::kRings
+                                  ? "an address names ring slot 0 of 0"
+                                  : "an allocation names free 0 back of 0 in size class 1") != std::string::npos);
     // The direct decoder says the same of each.
     for (const auto& bad : {longer, six, slot}) {
       const auto direct = decode_direct(bad).second;
@@ -467,8 +545,8 @@ TEST_SUITE("format/frame_columns") {
   }
 
   TEST_CASE("random damage to columns is an error or a stream, never a crash") {
-    const bool rings = ages_or_rings();
-    const auto good = columns_payload(records_of(9, 400), rings);
+    const ColumnCoding coding = coding_subcase();
+    const auto good = columns_payload(records_of(9, 400), coding);
     std::mt19937 rng(3);
     std::vector<std::byte> out;
     for (int i = 0; i < 3000; ++i) {

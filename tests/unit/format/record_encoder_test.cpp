@@ -189,6 +189,46 @@ TEST_SUITE("format/record_encoder") {
     }
   }
 
+  TEST_CASE("a stack that shares outer frames with the frame's stack before it stores only its own, and reads whole") {
+    const std::vector<std::uint64_t> first{0x401010, 0x402020, 0x7f00'0000'1000, 0x7f00'0000'2000};
+    const std::vector<std::uint64_t> second{0x405050, 0x402020, 0x7f00'0000'1000, 0x7f00'0000'2000};  // shares 3
+    const std::vector<std::uint64_t> third{0x406060, 0x7f00'0000'9000, 0x7f00'0000'2000};             // shares 1: whole
+    std::vector<std::byte> plain_buf(256);
+    std::vector<std::byte> shared_buf(256);
+    format::RecordEncoder plain(plain_buf);
+    format::RecordEncoder shared(shared_buf);
+    REQUIRE(plain.stack(2, 1, 0, second));
+    REQUIRE(shared.stack(2, 1, 0, second, first));
+    // tag, id, gen, flags, depth, then 4 deltas; shared: the count 3 and 1 delta.
+    CHECK(static_cast<std::uint8_t>(shared.written()[3]) == format::kStackShared);
+    CHECK(static_cast<std::uint8_t>(shared.written()[5]) == 3);
+    // Gone: the deltas to 0x402020 (3 bytes), 0x7f0000001000 (7) and
+    // 0x7f0000002000 (2); added: the count.
+    CHECK(plain.size() == shared.size() + 3 + 7 + 2 - 1);
+
+    DumpBuilder b;
+    for (int frame = 0; frame < 2; ++frame) {
+      b.frame([&](format::RecordEncoder& e) {
+        // A frame's first stack has none before it, as the writer starts
+        // every frame afresh.
+        REQUIRE(e.stack(1, 1, format::kStackTruncated, first));
+        REQUIRE(e.stack(2, 1, format::kStackTruncated, second, first));
+        REQUIRE(e.stack(3, 1, 0, third, second));
+      });
+    }
+    const DumpContents c = read_back(b);
+    REQUIRE(c.records.size() == 6);
+    for (std::size_t frame = 0; frame < 2; ++frame) {
+      CAPTURE(frame);
+      CHECK(at<StackRecord>(c, 3 * frame).ips == first);
+      CHECK(at<StackRecord>(c, 3 * frame + 1).ips == second);
+      CHECK(at<StackRecord>(c, 3 * frame + 2).ips == third);
+      // Readers see the stored form's bit cleared, the others kept.
+      CHECK(at<StackRecord>(c, 3 * frame + 1).flags == format::kStackTruncated);
+      CHECK(at<StackRecord>(c, 3 * frame + 2).flags == 0);
+    }
+  }
+
   TEST_CASE("writes a whole record or nothing when the buffer is full") {
     std::array<std::byte, 12> buf{};
     format::RecordEncoder e(buf);

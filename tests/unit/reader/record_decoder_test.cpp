@@ -35,6 +35,15 @@ Status decode(const std::vector<std::byte>& payload, Counter& counter) {
   return decode_records(payload, "hostile.dat", 4096, counter);
 }
 
+// A Stack record's fields before its frames (module generation 1).
+void stack_head(Payload& p, std::uint64_t id, std::uint8_t flags, std::uint64_t depth) {
+  p.w.u8(0x08);
+  p.w.varint(id);
+  p.w.varint(1);
+  p.w.u8(flags);
+  p.w.varint(depth);
+}
+
 void check_corrupt(const std::vector<std::byte>& payload, const std::string& why) {
   Counter counter;
   const Status s = decode(payload, counter);
@@ -102,26 +111,36 @@ TEST_SUITE("reader/record_decoder") {
 
   TEST_CASE("a stack deeper than kMaxStackDepth is corrupt") {
     Payload p;
-    p.w.u8(0x08);
-    p.w.varint(1);  // id
-    p.w.varint(1);  // module_gen
-    p.w.u8(0);
-    p.w.varint(format::kMaxStackDepth + 1);
+    stack_head(p, 1, 0, format::kMaxStackDepth + 1);
     for (std::uint32_t i = 0; i <= format::kMaxStackDepth; ++i) p.w.varint(2);
     check_corrupt(p.bytes(), "a stack is deeper than the format's 1024 frames");
   }
 
   TEST_CASE("a stack at exactly kMaxStackDepth decodes") {
     Payload p;
-    p.w.u8(0x08);
-    p.w.varint(1);
-    p.w.varint(1);
-    p.w.u8(0);
-    p.w.varint(format::kMaxStackDepth);
+    stack_head(p, 1, 0, format::kMaxStackDepth);
     for (std::uint32_t i = 0; i < format::kMaxStackDepth; ++i) p.w.varint(2);
     Counter counter;
     CHECK(decode(p.bytes(), counter).ok());
     CHECK(counter.records == 1);
+  }
+
+  TEST_CASE("a stack that shares more outer frames than the stack before it has is corrupt") {
+    // The first stack of a frame has none before it; then one of 2 frames,
+    // and one that claims 3 of them, and one that claims 0.
+    for (const std::uint64_t claim : {1, 3, 0}) {
+      CAPTURE(claim);
+      Payload p;
+      if (claim != 1) {
+        stack_head(p, 1, 0, 2);
+        p.w.varint(2);
+        p.w.varint(2);
+      }
+      stack_head(p, 2, format::kStackShared, 4);
+      p.w.varint(claim);
+      for (std::uint64_t i = claim; i < 4; ++i) p.w.varint(2);
+      check_corrupt(p.bytes(), "a stack shares more outer frames than the frame's stack before it has");
+    }
   }
 
   TEST_CASE("huge counts are refused before anything is reserved") {

@@ -58,7 +58,7 @@ std::vector<std::byte> encode_frame(std::span<const std::byte> payload) {
   return out;
 }
 
-std::vector<std::byte> columns_payload(std::span<const std::byte> records, bool rings) {
+std::vector<std::byte> columns_payload(std::span<const std::byte> records, ColumnCoding coding) {
   const std::size_t cap = format::column_capacity(records.size());
   std::vector<std::byte> scratch(format::kColumnCount * cap);
   format::ColumnBuffers columns;
@@ -66,7 +66,8 @@ std::vector<std::byte> columns_payload(std::span<const std::byte> records, bool 
   std::vector<std::byte> out(3 * records.size() + 128);
   std::vector<std::byte> tables(format::AgeCoder::kMemoryBytes);
   format::AgeCoder ages(tables);
-  const std::size_t n = format::split_columns(records, columns, out, rings ? nullptr : &ages);
+  const std::size_t n = format::split_columns(records, columns, out, coding == ColumnCoding::kRings ? nullptr : &ages,
+                                              coding == ColumnCoding::kCarved);
   REQUIRE(n != 0);
   out.resize(n);
   return out;
@@ -76,6 +77,7 @@ DumpBuilder::DumpBuilder(const format::FileHeaderFields& fields, FrameLayout lay
     : bytes_(encode_header(fields)), layout_(layout) {
   header_bytes_ = bytes_.size();
   if (layout == FrameLayout::kVersion1) bytes_[8] = std::byte{1};
+  if (layout == FrameLayout::kAgedColumns) bytes_[8] = std::byte{3};
   if (layout == FrameLayout::kRingColumns) bytes_[8] = std::byte{2};
 }
 
@@ -85,9 +87,9 @@ DumpBuilder& DumpBuilder::frame(const std::function<void(format::RecordEncoder&)
   enc.begin_frame();
   fill(enc);
   std::vector<std::byte> records(enc.written().begin(), enc.written().end());
-  if (layout_ == FrameLayout::kColumns || layout_ == FrameLayout::kRingColumns) {
-    records = columns_payload(records, layout_ == FrameLayout::kRingColumns);
-  }
+  if (layout_ == FrameLayout::kColumns) records = columns_payload(records, ColumnCoding::kCarved);
+  if (layout_ == FrameLayout::kAgedColumns) records = columns_payload(records, ColumnCoding::kAged);
+  if (layout_ == FrameLayout::kRingColumns) records = columns_payload(records, ColumnCoding::kRings);
   if (layout_ == FrameLayout::kRecords) records.insert(records.begin(), std::byte{format::kLayoutRecords});
   const auto frame = encode_frame(records);
   frame_offsets_.push_back(bytes_.size());

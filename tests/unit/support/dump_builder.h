@@ -23,15 +23,22 @@ std::vector<std::byte> encode_header(const format::FileHeaderFields& fields);
 // Compresses `payload` (zstd, with a content checksum) behind a frame envelope.
 std::vector<std::byte> encode_frame(std::span<const std::byte> payload);
 
-// A frame's payload from its version-1 records, split into columns
-// (FORMAT.md, "Columns"): as the writer makes it for the current version,
-// addresses coded by age, or with `rings` as version 2's writer did.
-std::vector<std::byte> columns_payload(std::span<const std::byte> records, bool rings = false);
+// How a columns payload codes its addresses (FORMAT.md, "Columns").
+enum class ColumnCoding {
+  kCarved,  // the current version's: by age, allocation misses from the carve point
+  kAged,    // version 3's: by age
+  kRings,   // version 2's: by ring position
+};
+
+// A frame's payload from its version-1 records, split into columns as the
+// writer of that coding's version made it.
+std::vector<std::byte> columns_payload(std::span<const std::byte> records, ColumnCoding coding = ColumnCoding::kCarved);
 
 // How DumpBuilder lays out each frame's records.
 enum class FrameLayout {
   kColumns,      // the current version, as the preload writes
   kRecords,      // the current version's fallback: layout byte 0, then the records
+  kAgedColumns,  // a version-3 file: columns with age-coded addresses
   kRingColumns,  // a version-2 file: columns with ring-coded addresses
   kVersion1,     // a version-1 file: the header says 1, payloads are records
 };

@@ -1,4 +1,4 @@
-// Codes a frame's records straight into version 3's columns (FORMAT.md,
+// Codes a frame's records straight into version 4's columns (FORMAT.md,
 // "Columns"), for the preload's writer thread: the bytes are those that
 // splitting RecordEncoder's version-1 records gives (split_columns), without
 // writing and parsing them again. Alloc and Free, nearly every record, are
@@ -7,6 +7,7 @@
 // writes a whole record or nothing and returns false when the frame is full.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -39,6 +40,7 @@ class ColumnEncoder {
     split_.reset();
     state_ = {};
     bound_ = 0;
+    last_stack_depth_ = 0;
   }
 
   // An address a coming alloc() or free() will code (AgeCoder::prefetch).
@@ -80,7 +82,18 @@ class ColumnEncoder {
     bound_ = size();
     return true;
   }
-  // Writes the frame's kLayoutColumns payload; its size, or 0 if `out` is
+  // A Stack record, sharing its outer frames with the frame's previous one
+  // (RecordEncoder::stack).
+  bool stack(std::uint32_t id, std::uint64_t module_gen, std::uint8_t flags, std::span<const std::uint64_t> ips) {
+    if (ips.size() > kMaxStackDepth) return false;
+    const std::span<const std::uint64_t> previous(last_stack_, last_stack_depth_);
+    if (!record([&](RecordEncoder& r) { return r.stack(id, module_gen, flags, ips, previous); })) return false;
+    std::copy(ips.begin(), ips.end(), last_stack_);
+    last_stack_depth_ = ips.size();
+    return true;
+  }
+
+  // Writes the frame's columns payload; its size, or 0 if `out` is
   // too small.
   std::size_t finish(std::span<std::byte> out) const { return split_.finish(out); }
 
@@ -106,6 +119,8 @@ class ColumnEncoder {
   DeltaState state_;
   std::size_t capacity_;
   std::size_t bound_ = 0;  // at least size(): the last count plus each fast record's largest size
+  std::uint64_t last_stack_[kMaxStackDepth] = {};  // the frame's previous Stack record's frames
+  std::size_t last_stack_depth_ = 0;
 };
 
 }  // namespace memrec::format

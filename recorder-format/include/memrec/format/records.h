@@ -10,7 +10,7 @@
 namespace memrec::format {
 
 inline constexpr std::array<char, 8> kFileMagic = {'M', 'E', 'M', 'R', 'E', 'C', 'D', 'T'};
-inline constexpr std::uint16_t kFormatVersion = 3;
+inline constexpr std::uint16_t kFormatVersion = 4;
 inline constexpr std::size_t kFileHeaderPrefixBytes = 16;  // magic, version, reserved, body length
 
 // Every frame starts with "MRFZ", then u32 LE compressed and decompressed sizes.
@@ -68,6 +68,9 @@ constexpr std::string_view alloc_fn_name(AllocFn fn) {
 
 // Stack record flag bits.
 inline constexpr std::uint8_t kStackTruncated = 0x01;  // deeper than the recorder's max depth
+// Version 4: the record holds only the frames inside those it shares with the
+// frame's previous Stack record (FORMAT.md, "Records").
+inline constexpr std::uint8_t kStackShared = 0x02;
 
 // Module segment flag bits (the ELF p_flags it was loaded with).
 inline constexpr std::uint8_t kSegmentExec = 0x01;

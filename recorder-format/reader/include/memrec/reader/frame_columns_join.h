@@ -12,7 +12,7 @@
 
 namespace memrec::reader {
 
-// `payload` is a payload of `layout` (kLayoutColumns or kLayoutAgedColumns)
+// `payload` is a payload of `layout` (format::is_columns_layout)
 // without its layout byte. Replaces `out` with the records; kCorrupt, naming
 // `name` and `frame_offset`, when the columns do not rebuild exactly.
 Status join_columns(std::span<const std::byte> payload, std::uint8_t layout, std::vector<std::byte>& out,

@@ -25,8 +25,8 @@ namespace memrec::reader {
 Status decode_records(std::span<const std::byte> payload, std::string_view name, std::uint64_t frame_offset,
                       RecordVisitor& visitor);
 
-// Decodes a columns payload of `layout` (kLayoutColumns or
-// kLayoutAgedColumns; the payload without its layout byte) straight from its
+// Decodes a columns payload of `layout` (any of
+// format::is_columns_layout; the payload without its layout byte) straight from its
 // columns, as join_columns() then decode_records() would, with the same
 // checks: kCorrupt, naming `name` and `frame_offset`, when the columns do not
 // decode exactly.
