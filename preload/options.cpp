@@ -110,7 +110,16 @@ void read_options() {
   read_uint(kEnvRssIntervalMs.name, 0, 3600000, o.rss_interval_ms);
   read_uint(kEnvFlushIntervalMs.name, 10, 1000, o.flush_interval_ms);
   read_bool(kEnvLossy.name, o.lossy);
-  read_uint(kEnvZstdLevel.name, 1, 19, o.zstd_level);
+  if (const char* v = getenv(kEnvZstdLevel.name); v != nullptr && std::string_view(v) == "auto") {
+    o.zstd_level = 0;
+  } else if (v != nullptr) {
+    std::uint64_t n = 0;
+    if (parse_uint(v, 19, n) && n >= 1) {
+      o.zstd_level = static_cast<int>(n);
+    } else {
+      invalid(kEnvZstdLevel.name, v, "auto or a level from 1 to 19");
+    }
+  }
   g_options = o;
 }
 
@@ -132,7 +141,11 @@ void describe_options(OptionText& out) {
   number(kEnvRssIntervalMs.header_key, g_options.rss_interval_ms);
   number(kEnvFlushIntervalMs.header_key, g_options.flush_interval_ms);
   number(kEnvLossy.header_key, g_options.lossy);
-  number(kEnvZstdLevel.header_key, static_cast<std::uint64_t>(g_options.zstd_level));
+  if (g_options.zstd_level == 0) {
+    text(kEnvZstdLevel.header_key, "auto");
+  } else {
+    number(kEnvZstdLevel.header_key, static_cast<std::uint64_t>(g_options.zstd_level));
+  }
 }
 
 }  // namespace memrec::preload

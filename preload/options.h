@@ -25,7 +25,7 @@ struct Options {
   std::uint32_t rss_interval_ms = 100;     // MEMREC_RSS_INTERVAL_MS; 0 = off
   std::uint32_t flush_interval_ms = 1000;  // MEMREC_FLUSH_INTERVAL_MS, at most 1000
   bool lossy = false;                      // MEMREC_LOSSY
-  int zstd_level = 3;                      // MEMREC_ZSTD_LEVEL
+  int zstd_level = 0;                      // MEMREC_ZSTD_LEVEL: 1-19; 0 = auto (auto_level.h)
 };
 
 extern Options g_options;

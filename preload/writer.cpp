@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -19,6 +20,7 @@
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: compress without malloc
 #include <zstd.h>
 
+#include "auto_level.h"
 #include "clock.h"
 #include "decimal.h"
 #include "fd_guard.h"
@@ -105,6 +107,9 @@ struct Writer {
   std::size_t compress_fed = 0;                           // of which zstd has had
   std::size_t compress_out = 0;                           // compressed bytes so far, after the envelope and the note
   std::uint64_t frame_earliest_ns = format::kNoEarliest;  // of the frame's events so far
+  std::uint64_t compress_fill_ns = 0;                     // how long the frame took to fill
+  std::uint64_t compress_ns = 0;                          // spent compressing it so far
+  AutoLevel auto_level;                                   // MEMREC_ZSTD_LEVEL=auto
   void* cctx_mem = nullptr;
   std::size_t cctx_bytes = 0;
   ZSTD_CCtx* cctx = nullptr;
@@ -292,6 +297,7 @@ constexpr std::size_t kFrameHead = format::kFrameEnvelopeBytes + format::kEarlie
 
 void write_compressed() {
   g_w.compressing = false;
+  g_w.auto_level.frame_done(g_w.compress_fill_ns, g_w.compress_ns);
   const std::size_t compressed = format::kEarliestBytes + g_w.compress_out;
   format::encode_frame_envelope(std::span<std::byte, format::kFrameEnvelopeBytes>(g_w.zbuf, 12),
                                 static_cast<std::uint32_t>(compressed), static_cast<std::uint32_t>(g_w.compress_in));
@@ -310,7 +316,9 @@ void compress_step() {
   ZSTD_outBuffer out{g_w.zbuf + kFrameHead, g_w.zcap - kFrameHead, g_w.compress_out};
   const ZSTD_EndDirective how = end == g_w.compress_in ? ZSTD_e_end : ZSTD_e_flush;
   // zbuf holds the bound of the whole frame, so one call takes the chunk.
+  const std::uint64_t started = now_ns();
   const std::size_t left = ZSTD_compressStream2(g_w.cctx, &out, &in, how);
+  g_w.compress_ns += now_ns() - started;
   if (ZSTD_isError(left) || left != 0 || in.pos != end) {
     g_w.compressing = false;
     log_line({"zstd failed: ", ZSTD_isError(left) ? ZSTD_getErrorName(left) : "output left behind"});
@@ -347,6 +355,7 @@ void flush_frame(bool final_frame, bool complete = false) {
     const std::uint64_t end_ns = publish_tick();
     g_w.enc->record([&](format::RecordEncoder& enc) { return enc.end(end_ns); });
   }
+  g_w.compress_fill_ns = now - g_w.last_flush_ns;
   g_w.last_flush_ns = now;
   const std::size_t payload_bytes = g_w.enc->finish(std::span<std::byte>(g_w.payload, kPayloadBytes));
   format::encode_earliest(
@@ -366,8 +375,10 @@ void flush_frame(bool final_frame, bool complete = false) {
   // churn: the same bytes; churn-2t 0.46 s instead of 0.52), until it no
   // longer waits.
   const std::uint64_t waits = counter(format::Counter::kBackpressureWaits);
-  const int level = waits != g_w.waits_seen && g_options.zstd_level > 1 ? 1 : g_options.zstd_level;
+  const bool waited = waits != g_w.waits_seen;
   g_w.waits_seen = waits;
+  if (waited) g_w.auto_level.backpressure();
+  const int level = waited ? 1 : g_options.zstd_level != 0 ? g_options.zstd_level : g_w.auto_level.level();
   if (ZSTD_isError(ZSTD_CCtx_reset(g_w.cctx, ZSTD_reset_session_only)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_compressionLevel, level)) ||
       ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(g_w.cctx, payload_bytes))) {
@@ -376,6 +387,7 @@ void flush_frame(bool final_frame, bool complete = false) {
     return;
   }
   g_w.compressing = true;
+  g_w.compress_ns = 0;
   g_w.compress_in = payload_bytes;
   g_w.compress_fed = 0;
   g_w.compress_out = 0;
@@ -763,16 +775,25 @@ bool setup_buffers() {
     g_w.zbuf = static_cast<std::byte*>(os::map(g_w.zcap));
     g_w.cmdline = static_cast<std::byte*>(os::map(kCmdlineBytes));
     g_w.ages_mem = static_cast<std::byte*>(os::map(format::AgeCoder::kMemoryBytes));
-    g_w.cctx_bytes = ZSTD_estimateCStreamSize(g_options.zstd_level);
+    g_w.cctx_bytes = ZSTD_estimateCStreamSize(g_options.zstd_level != 0 ? g_options.zstd_level : AutoLevel::kTop);
     g_w.cctx_mem = os::map(g_w.cctx_bytes);
   }
   if (g_w.raw == nullptr || g_w.payload == nullptr || g_w.columns == nullptr || g_w.zbuf == nullptr ||
       g_w.cmdline == nullptr || g_w.ages_mem == nullptr || g_w.cctx_mem == nullptr) {
     return false;
   }
+  // With one CPU the writer's extra work at a higher level would be the
+  // program's loss (auto_level.h).
+  cpu_set_t cpus;
+  if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
+    int count = 0;
+    for (int cpu = 0; cpu < CPU_SETSIZE && count < 2; ++cpu) count += CPU_ISSET(cpu, &cpus) ? 1 : 0;
+    if (count < 2) g_w.auto_level = AutoLevel(AutoLevel::kBase);
+  }
   g_w.cctx = ZSTD_initStaticCCtx(g_w.cctx_mem, g_w.cctx_bytes);
   if (g_w.cctx == nullptr ||
-      ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_compressionLevel, g_options.zstd_level)) ||
+      ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_compressionLevel,
+                                          g_options.zstd_level != 0 ? g_options.zstd_level : AutoLevel::kBase)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_checksumFlag, 1))) {
     return false;
   }

@@ -64,6 +64,36 @@ TEST_SUITE("preload/options") {
     clear_env();
   }
 
+  TEST_CASE("the zstd level is auto unless a level from 1 to 19 is given, and the header says which") {
+    auto header_level = [] {
+      OptionText text;
+      describe_options(text);
+      for (std::size_t i = 0; i < text.count; ++i) {
+        if (text.pairs[i].key == "zstd_level") return std::string(text.pairs[i].value);
+      }
+      return std::string("(none)");
+    };
+    clear_env();
+    read_options();
+    CHECK(g_options.zstd_level == 0);
+    CHECK(header_level() == "auto");
+    for (const char* level : {"1", "19"}) {
+      setenv("MEMREC_ZSTD_LEVEL", level, 1);
+      read_options();
+      CHECK(g_options.zstd_level == std::stoi(level));
+      CHECK(header_level() == level);
+    }
+    setenv("MEMREC_ZSTD_LEVEL", "auto", 1);
+    read_options();
+    CHECK(g_options.zstd_level == 0);
+    for (const char* bad : {"0", "20", "fast", ""}) {
+      setenv("MEMREC_ZSTD_LEVEL", bad, 1);
+      read_options();
+      CHECK(g_options.zstd_level == 0);
+    }
+    clear_env();
+  }
+
   TEST_CASE("the header lists every option as text") {
     clear_env();
     setenv("MEMREC_MAX_DEPTH", "64", 1);

@@ -1,0 +1,50 @@
+// MEMREC_ZSTD_LEVEL=auto's policy: up a level while compressing takes under an
+// eighth of a frame's fill time, down past a quarter, a level down when the
+// program waited, never outside base..top.
+#include "auto_level.h"
+
+#include <doctest/doctest.h>
+
+using memrec::preload::AutoLevel;
+
+TEST_SUITE("preload/auto_level") {
+  TEST_CASE("climbs one level per idle frame up to the top, and stays there") {
+    AutoLevel a;
+    CHECK(a.level() == AutoLevel::kBase);
+    for (int expected = AutoLevel::kBase + 1; expected <= AutoLevel::kTop; ++expected) {
+      a.frame_done(1000, 124);  // under an eighth
+      CHECK(a.level() == expected);
+    }
+    a.frame_done(1000, 0);
+    CHECK(a.level() == AutoLevel::kTop);
+  }
+
+  TEST_CASE("holds between an eighth and a quarter, and comes down past a quarter, not below the base") {
+    AutoLevel a;
+    a.frame_done(1000, 1);
+    a.frame_done(1000, 1);
+    REQUIRE(a.level() == AutoLevel::kBase + 2);
+    a.frame_done(1000, 125);  // exactly an eighth: holds
+    a.frame_done(1000, 250);  // exactly a quarter: holds
+    CHECK(a.level() == AutoLevel::kBase + 2);
+    a.frame_done(1000, 251);
+    CHECK(a.level() == AutoLevel::kBase + 1);
+    for (int i = 0; i < 5; ++i) a.frame_done(1000, 1000);
+    CHECK(a.level() == AutoLevel::kBase);
+  }
+
+  TEST_CASE("a wait of the program takes one level off, never below the base") {
+    AutoLevel a;
+    for (int i = 0; i < 10; ++i) a.frame_done(1000, 0);
+    a.backpressure();
+    CHECK(a.level() == AutoLevel::kTop - 1);
+    for (int i = 0; i < 10; ++i) a.backpressure();
+    CHECK(a.level() == AutoLevel::kBase);
+  }
+
+  TEST_CASE("with a top at the base (one CPU) it never moves") {
+    AutoLevel a(AutoLevel::kBase);
+    for (int i = 0; i < 10; ++i) a.frame_done(1000, 0);
+    CHECK(a.level() == AutoLevel::kBase);
+  }
+}
