@@ -64,7 +64,10 @@ class ReencodingVisitor final : public RecordVisitor {
   }
   void on_stack(const StackRecord& r) override {
     require(r.ips.size() <= format::kMaxStackDepth);
-    put(out_.stack(r.id.value, r.module_gen, r.flags, r.ips));
+    // As the writer does: the frames shared with the frame's stack before
+    // are not repeated, so the record is never longer than the one read.
+    put(out_.stack(r.id.value, r.module_gen, r.flags, r.ips, last_stack_));
+    last_stack_ = r.ips;
   }
   void on_module_load(const ModuleLoadRecord& r) override {
     require(r.path.size() <= format::kMaxStringBytes && r.build_id.size() <= format::kMaxStringBytes);
@@ -109,6 +112,7 @@ class ReencodingVisitor final : public RecordVisitor {
 
   std::vector<std::byte> buffer_;
   format::RecordEncoder out_;
+  std::vector<std::uint64_t> last_stack_;  // this frame's previous Stack record
   bool skipped_ = false;
 };
 

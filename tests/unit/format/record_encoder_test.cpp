@@ -192,7 +192,7 @@ TEST_SUITE("format/record_encoder") {
   TEST_CASE("a stack that shares outer frames with the frame's stack before it stores only its own, and reads whole") {
     const std::vector<std::uint64_t> first{0x401010, 0x402020, 0x7f00'0000'1000, 0x7f00'0000'2000};
     const std::vector<std::uint64_t> second{0x405050, 0x402020, 0x7f00'0000'1000, 0x7f00'0000'2000};  // shares 3
-    const std::vector<std::uint64_t> third{0x406060, 0x7f00'0000'9000, 0x7f00'0000'2000};             // shares 1: whole
+    const std::vector<std::uint64_t> third{0x406060, 0x7f00'0000'9000, 0x7f00'0000'2000};             // shares 1
     std::vector<std::byte> plain_buf(256);
     std::vector<std::byte> shared_buf(256);
     format::RecordEncoder plain(plain_buf);
@@ -202,6 +202,12 @@ TEST_SUITE("format/record_encoder") {
     // tag, id, gen, flags, depth, then 4 deltas; shared: the count 3 and 1 delta.
     CHECK(static_cast<std::uint8_t>(shared.written()[3]) == format::kStackShared);
     CHECK(static_cast<std::uint8_t>(shared.written()[5]) == 3);
+    // Nothing before it, or no frame in common: stored whole.
+    std::vector<std::byte> alone_buf(256);
+    format::RecordEncoder alone(alone_buf);
+    REQUIRE(alone.stack(2, 1, 0, second, std::vector<std::uint64_t>{0x1234}));
+    CHECK(static_cast<std::uint8_t>(alone.written()[3]) == 0);
+    CHECK(alone.size() == plain.size());
     // Gone: the deltas to 0x402020 (3 bytes), 0x7f0000001000 (7) and
     // 0x7f0000002000 (2); added: the count.
     CHECK(plain.size() == shared.size() + 3 + 7 + 2 - 1);

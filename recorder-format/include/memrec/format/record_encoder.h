@@ -146,9 +146,11 @@ class RecordEncoder {
   // Frames are return addresses (the innermost is the allocator's caller),
   // each stored as a delta from the previous one. `previous`: the frames of
   // the frame's previous Stack record, if any; the outermost frames the two
-  // share (two or more) are then not repeated (kStackShared). A new stack
-  // usually differs from the last one only inside: cc1plus's stack records
-  // took 2.4 MB, 2.0 MB this way.
+  // share are then not repeated (kStackShared). A new stack usually differs
+  // from the last one only inside: cc1plus's stack records took 2.4 MB, 2.0 MB
+  // this way. A shared frame would take at least the byte its count takes, so
+  // the record is never longer for sharing, and never longer than a reader's
+  // input written again (tests/fuzz).
   bool stack(std::uint32_t id, std::uint64_t module_gen, std::uint8_t flags, std::span<const std::uint64_t> ips,
              std::span<const std::uint64_t> previous = {}) {
     std::size_t shared = 0;
@@ -156,7 +158,6 @@ class RecordEncoder {
            ips[ips.size() - 1 - shared] == previous[previous.size() - 1 - shared]) {
       ++shared;
     }
-    if (shared < 2) shared = 0;
     return record([&](ByteWriter& w, DeltaState&) {
       tag(w, Tag::kStack);
       w.varint(id);
