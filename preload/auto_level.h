@@ -23,25 +23,32 @@ class AutoLevel {
 
   // A frame that took `fill_ns` to fill took `compress_ns` to compress at
   // level(): one level up while that is under an eighth (the next level costs
-  // at most about twice as much), one down when it is over a quarter.
+  // at most about twice as much), one down when it is over a quarter, which
+  // also makes the writer busy().
   constexpr void frame_done(std::uint64_t fill_ns, std::uint64_t compress_ns) {
+    busy_ = compress_ns * 4 > fill_ns;
     if (compress_ns * 8 < fill_ns && level_ < top_) {
       ++level_;
-    } else if (compress_ns * 4 > fill_ns && level_ > kBase) {
+    } else if (busy_ && level_ > kBase) {
       --level_;
     }
   }
 
-  // The program waited for the writer: one level down. Not straight back to
-  // the base: a program that starts a burst after a quiet spell waits once
-  // for a writer that slept, whatever the level (sqlite3: 9 waits in 0.7 s).
-  constexpr void backpressure() {
-    if (level_ > kBase) --level_;
-  }
+  // Whether compressing took the writer more than a quarter of the last
+  // frame's fill time: then a program that waited for room waited for the
+  // compression, and the next frame is compressed at level 1 (see
+  // writer.cpp). Otherwise it waited for a writer that slept through the
+  // start of a burst (sqlite3: 3-18 waits in 0.7 s, the writer idle 95 % of
+  // the time), which a lower level would not have helped.
+  constexpr bool busy() const { return busy_; }
+
+  // The program waited for a busy writer: back to the base level.
+  constexpr void backpressure() { level_ = kBase; }
 
  private:
   int top_;
   int level_ = kBase;
+  bool busy_ = false;
 };
 
 }  // namespace memrec::preload

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: compress without malloc
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getCParams, ZSTD_estimateCStreamSize_usingCParams
 #include <zstd.h>
 
 #include "auto_level.h"
@@ -369,13 +370,13 @@ void flush_frame(bool final_frame, bool complete = false) {
     fail("a frame's columns do not fit while writing ", E2BIG);
     return;
   }
-  // A program that waited for room in its ring since the last frame began is
-  // held up by the writer: the next frame is compressed at level 1, about
-  // half of level 3's time for nearly the same size on event columns (bench
-  // churn: the same bytes; churn-2t 0.46 s instead of 0.52), until it no
-  // longer waits.
+  // A program that waited for room in its ring since the last frame began,
+  // while compressing kept the writer busy (AutoLevel::busy), is held up by
+  // the writer: the next frame is compressed at level 1, about half of level
+  // 3's time for nearly the same size on event columns (bench churn: the same
+  // bytes; churn-2t 0.46 s instead of 0.52), until it no longer waits.
   const std::uint64_t waits = counter(format::Counter::kBackpressureWaits);
-  const bool waited = waits != g_w.waits_seen;
+  const bool waited = waits != g_w.waits_seen && g_w.auto_level.busy();
   g_w.waits_seen = waits;
   if (waited) g_w.auto_level.backpressure();
   const int level = waited ? 1 : g_options.zstd_level != 0 ? g_options.zstd_level : g_w.auto_level.level();
@@ -655,7 +656,12 @@ void cycle() {
   sample_rss(now);
   retire_threads();
   compress_step();
-  if (g_w.enc->size() > 0 && now - g_w.last_flush_ns >= g_options.flush_interval_ms * 1000000ull) {
+  // `now` was read before the drains, which may have ended a full frame
+  // since: a frame flushed after it is not overdue. (Without this check the
+  // difference wrapped, and every full frame was followed by a frame of the
+  // few events drained after it: sqlite3's dump had 55 frames instead of 28.)
+  if (g_w.enc->size() > 0 && now > g_w.last_flush_ns &&
+      now - g_w.last_flush_ns >= g_options.flush_interval_ms * 1000000ull) {
     flush_frame(false);
   }
 }
@@ -766,6 +772,20 @@ void* writer_main(void*) {
   }
 }
 
+// The largest parameters MEMREC_ZSTD_LEVEL=auto compresses with: its top
+// level's, with the window, hash and chain tables of a 256 KiB frame. zstd
+// sizes them for the frame's pledged size, and a frame of 256 KiB of columns
+// just passes the 256 KiB step: level 7 then took 7.6 MB of tables, and
+// cc1plus's RSS grew by 5.5 MiB. These take 1.6 MB; on cc1plus's and
+// sqlite3's frames they compress within 0.2 % of zstd's own choice.
+ZSTD_compressionParameters auto_level_params() {
+  ZSTD_compressionParameters p = ZSTD_getCParams(AutoLevel::kTop, kFrameSoftLimit, 0);
+  p.windowLog = 18;
+  p.hashLog = std::min(p.hashLog, 16u);
+  p.chainLog = std::min(p.chainLog, 16u);
+  return p;
+}
+
 bool setup_buffers() {
   if (g_w.raw == nullptr) {
     g_w.raw = static_cast<std::byte*>(os::map(kRawBytes));
@@ -775,7 +795,8 @@ bool setup_buffers() {
     g_w.zbuf = static_cast<std::byte*>(os::map(g_w.zcap));
     g_w.cmdline = static_cast<std::byte*>(os::map(kCmdlineBytes));
     g_w.ages_mem = static_cast<std::byte*>(os::map(format::AgeCoder::kMemoryBytes));
-    g_w.cctx_bytes = ZSTD_estimateCStreamSize(g_options.zstd_level != 0 ? g_options.zstd_level : AutoLevel::kTop);
+    g_w.cctx_bytes = g_options.zstd_level != 0 ? ZSTD_estimateCStreamSize(g_options.zstd_level)
+                                               : ZSTD_estimateCStreamSize_usingCParams(auto_level_params());
     g_w.cctx_mem = os::map(g_w.cctx_bytes);
   }
   if (g_w.raw == nullptr || g_w.payload == nullptr || g_w.columns == nullptr || g_w.zbuf == nullptr ||
@@ -796,6 +817,16 @@ bool setup_buffers() {
                                           g_options.zstd_level != 0 ? g_options.zstd_level : AutoLevel::kBase)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_checksumFlag, 1))) {
     return false;
+  }
+  if (g_options.zstd_level == 0) {
+    // Set once, kept by every level auto picks (a level sets only what was
+    // not set).
+    const ZSTD_compressionParameters p = auto_level_params();
+    if (ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_windowLog, static_cast<int>(p.windowLog))) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_hashLog, static_cast<int>(p.hashLog))) ||
+        ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_chainLog, static_cast<int>(p.chainLog)))) {
+      return false;
+    }
   }
   const std::size_t cap = kColumnBytes;
   format::ColumnBuffers columns;

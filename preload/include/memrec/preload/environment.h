@@ -51,8 +51,8 @@ inline constexpr EnvironmentVariable kEnvZstdLevel{
     "MEMREC_ZSTD_LEVEL", "auto", "zstd_level",
     "The zstd compression level of the dump: auto, or 1-19. auto starts at 3 and goes up a level at a time, up "
     "to 7, while compressing a frame takes the writer thread less than an eighth of the time the program takes "
-    "to fill one, and down again past a quarter; with one CPU it stays at 3. A frame begun while the program "
-    "waits for the writer is compressed at level 1."};
+    "to fill one, and down again past a quarter; with one CPU it stays at 3. While compressing takes more than "
+    "a quarter, a frame begun after the program waited for the writer is compressed at level 1."};
 
 inline constexpr EnvironmentVariable kEnvironment[] = {
     kEnvOutput,        kEnvStartDisabled,   kEnvSignal, kEnvMaxDepth,  kEnvFollowExec,
