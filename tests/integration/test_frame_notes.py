@@ -81,3 +81,18 @@ def test_a_note_the_events_contradict_is_corrupt_at_its_frame(build, record, tmp
     assert result.returncode == 2, result.describe()
     assert f"corrupt frame at offset {at}" in result.stderr
     assert "as its earliest event time" in result.stderr
+
+
+def test_a_frame_ends_full_and_no_frame_of_a_few_events_follows_it(build, record):
+    # given churn making 300,000 allocations, about 13 frames' worth, in well
+    # under the 1 s after which a frame is written however full
+    run = record("churn", "300000")
+    assert run.returncode == 0, run.describe()
+    data = run.dats[0].read_bytes()
+    sizes = [struct.unpack_from("<I", data, at + 8)[0] for at, _ in frames(data)]
+    # then every frame but the last reached the writer's 256 KiB of columns
+    # (a check of the flush interval once compared a time from before the
+    # writer's drains with a flush during them, and wrote a frame of the few
+    # events drained after each full one)
+    assert len(sizes) >= 10
+    assert all(size >= 256 << 10 for size in sizes[:-1]), sizes
