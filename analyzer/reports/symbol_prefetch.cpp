@@ -14,6 +14,11 @@ namespace {
 // information that every lookup needs, few enough to leave the rest to the
 // report's parallel symbolization.
 constexpr std::size_t kAddressesPerModule = 64;
+// A dump that loads more modules than this (a dlopen loop at new addresses)
+// or has this many addresses in none (JIT code) gets no more head start:
+// every address of every new stack is checked against both lists.
+constexpr std::size_t kMaxModules = 256;
+constexpr std::size_t kMaxUnmapped = 4096;
 
 }  // namespace
 
@@ -29,13 +34,17 @@ bool SymbolPrefetch::opened(std::uint64_t ip) const {
 }
 
 void SymbolPrefetch::add(const LoadedDump& dump, std::span<const reader::StackRecord> stacks) {
+  if (opened_.size() >= kMaxModules || unmapped_.size() >= kMaxUnmapped) return;
   const ModuleMap map(dump.modules);
   std::map<const ModuleInfo*, std::vector<std::uint64_t>> fresh;
   for (const reader::StackRecord& s : stacks) {
     for (const std::uint64_t ip : s.ips) {
-      if (opened(ip)) continue;
+      if (opened(ip) || unmapped_.contains(ip)) continue;
       const ModuleInfo* m = map.find(ip, s.module_gen);
-      if (m == nullptr) continue;
+      if (m == nullptr) {
+        unmapped_.insert(ip);
+        continue;
+      }
       std::vector<std::uint64_t>& ips = fresh[m];
       if (ips.size() < kAddressesPerModule) ips.push_back(ip);
     }

@@ -15,6 +15,7 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <unordered_set>
 #include <vector>
 
 #include "load/loaded_dump.h"
@@ -47,7 +48,9 @@ class SymbolPrefetch {
   void run();
 
   Symbolizer& symbolizer_;
-  std::vector<ModuleInfo> opened_;  // modules queued so far; loading thread only
+  // Loading thread only: the modules queued so far, and addresses in none.
+  std::vector<ModuleInfo> opened_;
+  std::unordered_set<std::uint64_t> unmapped_;
 
   std::mutex mutex_;
   std::condition_variable changed_;
