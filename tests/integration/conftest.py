@@ -4,12 +4,21 @@ The helpers themselves live in memrec_support.py."""
 from __future__ import annotations
 
 import functools
+import signal
 from pathlib import Path
 
 import pytest
 
 pytest.register_assert_rewrite("memrec_support")
 import memrec_support as support  # noqa: E402  (after the rewrite hook)
+
+# A shell without job control starts background commands with SIGINT ignored
+# (`./scripts/test &`, some CI runners), and an ignored signal stays ignored
+# across exec: the programs under test would then survive the Ctrl-C and the
+# raise(SIGINT) that the tests send them. Handled here, it is back to the
+# default in every child.
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(scope="session")
