@@ -7,6 +7,7 @@
 #include <condition_variable>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -73,15 +74,19 @@ class MetaApplier {
 // load's critical path. At most kMaxBatches frames' records wait.
 class StackBuilder {
  public:
-  explicit StackBuilder(StackTable& table) : table_(table), thread_([this] { run(); }) {}
+  // The modules loaded as of a batch's frame, for LoadOptions::on_stacks.
+  using Modules = std::shared_ptr<const std::vector<ModuleInfo>>;
+
+  StackBuilder(StackTable& table, const LoadOptions& options)
+      : table_(table), options_(options), thread_([this] { run(); }) {}
   ~StackBuilder() { finish(); }
   StackBuilder(const StackBuilder&) = delete;
   StackBuilder& operator=(const StackBuilder&) = delete;
 
-  void add(std::vector<reader::StackRecord> batch) {
+  void add(std::vector<reader::StackRecord> batch, Modules modules) {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [&] { return queue_.size() < kMaxBatches; });
-    queue_.push_back(std::move(batch));
+    queue_.push_back(Batch{std::move(batch), std::move(modules)});
     changed_.notify_all();
   }
 
@@ -99,10 +104,15 @@ class StackBuilder {
  private:
   static constexpr std::size_t kMaxBatches = 8;
 
+  struct Batch {
+    std::vector<reader::StackRecord> stacks;
+    Modules modules;  // null without on_stacks
+  };
+
   void run() {
     lower_helper_priority();
     for (;;) {
-      std::vector<reader::StackRecord> batch;
+      Batch batch;
       {
         std::unique_lock lock(mutex_);
         changed_.wait(lock, [&] { return done_ || !queue_.empty(); });
@@ -113,7 +123,8 @@ class StackBuilder {
       changed_.notify_all();
       if (error_) continue;  // keep draining, so add() never blocks for good
       try {
-        for (const reader::StackRecord& r : batch) table_.add(r.id, r.module_gen, r.truncated(), r.ips);
+        for (const reader::StackRecord& r : batch.stacks) table_.add(r.id, r.module_gen, r.truncated(), r.ips);
+        if (options_.on_stacks && batch.modules) options_.on_stacks(*batch.modules, batch.stacks);
       } catch (const std::exception& e) {  // std::bad_alloc on a dump too big for this machine
         error_ = std::string("building the stack table failed: ") + e.what();
       }
@@ -121,12 +132,13 @@ class StackBuilder {
   }
 
   StackTable& table_;
+  const LoadOptions& options_;
   std::optional<std::string> error_;  // written by the builder thread only, read after join
   std::mutex mutex_;
   std::condition_variable changed_;
-  std::deque<std::vector<reader::StackRecord>> queue_;  // guarded by mutex_
-  bool done_ = false;                                   // guarded by mutex_
-  std::thread thread_;                                  // last: starts once the rest is constructed
+  std::deque<Batch> queue_;  // guarded by mutex_
+  bool done_ = false;        // guarded by mutex_
+  std::thread thread_;       // last: starts once the rest is constructed
 };
 
 // Adds one decoded frame, in file order, to the model.
@@ -149,8 +161,7 @@ class FrameFolder {
       }
     }
     if (stacks.empty()) return;
-    if (options_.on_stacks) options_.on_stacks(d_, stacks);
-    stacks_.add(std::move(stacks));
+    stacks_.add(std::move(stacks), options_.on_stacks ? modules() : nullptr);
   }
 
   void add(FrameData& f) {
@@ -170,8 +181,21 @@ class FrameFolder {
  private:
   LoadedDump& d_;
   MetaApplier apply_;
+  // The modules as of now, copied again only when one was loaded or unloaded.
+  StackBuilder::Modules modules() {
+    std::size_t unloaded = 0;
+    for (const ModuleInfo& m : d_.modules) unloaded += m.unload_gen.has_value() ? 1 : 0;
+    if (modules_ == nullptr || modules_->size() != d_.modules.size() || unloaded != unloaded_) {
+      modules_ = std::make_shared<const std::vector<ModuleInfo>>(d_.modules);
+      unloaded_ = unloaded;
+    }
+    return modules_;
+  }
+
   StackBuilder& stacks_;
   const LoadOptions& options_;
+  StackBuilder::Modules modules_;
+  std::size_t unloaded_ = 0;
   std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
 };
 
@@ -216,7 +240,7 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
   d.header = dump.header;
   d.facts.file_bytes = dump.file_bytes();
   std::optional<std::size_t> stop_frame;
-  StackBuilder stacks(d.stacks);
+  StackBuilder stacks(d.stacks, options);
   {
     FramePipeline pipeline(dump, threads, 4 * static_cast<std::size_t>(threads));
     FrameFolder folder(d, stacks, options);

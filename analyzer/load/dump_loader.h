@@ -20,10 +20,11 @@ struct LoadOptions {
   unsigned threads = 0;  // decoding threads; 0: one per core, at most 8
   // Called on the loading thread after each frame is folded (frames done, of total).
   std::function<void(std::size_t, std::size_t)> progress = {};
-  // Called on the loading thread with each frame's Stack records, once the
-  // frame's other metadata (its modules) is in `dump`: for work that can
-  // start before the load ends, such as symbolizing. It must return soon.
-  std::function<void(const LoadedDump& dump, std::span<const reader::StackRecord> stacks)> on_stacks = {};
+  // Called with each frame's Stack records and the modules loaded as of that
+  // frame, on the thread that builds the stack table (off the load's
+  // critical path), in file order: for work that can start before the load
+  // ends, such as symbolizing. An exception it throws fails the load.
+  std::function<void(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks)> on_stacks = {};
 };
 
 Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options = {});

@@ -103,8 +103,8 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   // (symbol_prefetch.h).
   SymbolPrefetch prefetch(symbolizer);
   LoadOptions options = load;
-  options.on_stacks = [&prefetch](const LoadedDump& d, std::span<const reader::StackRecord> stacks) {
-    prefetch.add(d, stacks);
+  options.on_stacks = [&prefetch](std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
+    prefetch.add(modules, stacks);
   };
   auto streamed = stream_dump(path, options, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
   prefetch.finish();

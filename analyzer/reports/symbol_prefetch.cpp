@@ -33,9 +33,18 @@ bool SymbolPrefetch::opened(std::uint64_t ip) const {
   return false;
 }
 
-void SymbolPrefetch::add(const LoadedDump& dump, std::span<const reader::StackRecord> stacks) {
+void SymbolPrefetch::add(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
+  try {
+    queue(modules, stacks);
+  } catch (const std::exception&) {
+    // Only a head start is lost (std::bad_alloc): the report's own
+    // symbolization resolves every address and reports its errors.
+  }
+}
+
+void SymbolPrefetch::queue(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
   if (opened_.size() >= kMaxModules || unmapped_.size() >= kMaxUnmapped) return;
-  const ModuleMap map(dump.modules);
+  const ModuleMap map(modules);
   std::map<const ModuleInfo*, std::vector<std::uint64_t>> fresh;
   for (const reader::StackRecord& s : stacks) {
     for (const std::uint64_t ip : s.ips) {

@@ -1,6 +1,6 @@
 // The load's hooks for work that starts before it ends: each frame's Stack
-// records reach LoadOptions::on_stacks with that frame's modules in place, on
-// the loading thread; the decoding threads run at the helpers' lower priority.
+// records reach LoadOptions::on_stacks with the modules of that frame, off the
+// loading thread; the decoding threads run at the helpers' lower priority.
 #include <doctest/doctest.h>
 
 #include <sys/resource.h>
@@ -71,22 +71,23 @@ DumpBuilder many_frames() {
 }  // namespace
 
 TEST_SUITE("analyzer/dump_loader") {
-  TEST_CASE("hands each frame's stacks to on_stacks, with that frame's modules loaded, on the loading thread") {
+  TEST_CASE("hands each frame's stacks to on_stacks with that frame's modules, off the loading thread") {
     const DumpBuilder b = three_frames();
     auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "three.dat"));
     REQUIRE(dump.ok());
     struct Call {
       std::vector<std::uint32_t> ids;
       std::vector<std::uint64_t> first_ips;
-      std::size_t modules;
+      std::vector<std::string> modules;
     };
-    std::vector<Call> calls;
+    std::vector<Call> calls;  // on_stacks runs on one thread, joined before the load returns
     const std::thread::id loader = std::this_thread::get_id();
-    bool on_loader = true;
+    bool off_loader = true;
     LoadOptions options{2};
-    options.on_stacks = [&](const LoadedDump& d, std::span<const reader::StackRecord> stacks) {
-      on_loader = on_loader && std::this_thread::get_id() == loader;
-      Call c{{}, {}, d.modules.size()};
+    options.on_stacks = [&](std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
+      off_loader = off_loader && std::this_thread::get_id() != loader;
+      Call c;
+      for (const ModuleInfo& m : modules) c.modules.push_back(m.path);
       for (const reader::StackRecord& s : stacks) {
         c.ids.push_back(s.id.value);
         c.first_ips.push_back(s.ips.at(0));
@@ -95,13 +96,13 @@ TEST_SUITE("analyzer/dump_loader") {
     };
     auto loaded = load_dump(std::move(*dump), options);
     REQUIRE(loaded.ok());
-    CHECK(on_loader);
+    CHECK(off_loader);
     REQUIRE(calls.size() == 2);  // the third frame has no stacks
     CHECK(calls[0].ids == std::vector<std::uint32_t>{1, 2});
     CHECK(calls[0].first_ips == std::vector<std::uint64_t>{0x400010, 0x400030});
-    CHECK(calls[0].modules == 1);
+    CHECK(calls[0].modules == std::vector<std::string>{"/tmp/one"});
     CHECK(calls[1].ids == std::vector<std::uint32_t>{3});
-    CHECK(calls[1].modules == 2);
+    CHECK(calls[1].modules == std::vector<std::string>{"/tmp/one", "/tmp/two"});
     // The stacks still reach the table whole.
     CHECK(loaded->stacks.size() == 3);
   }
@@ -115,7 +116,7 @@ TEST_SUITE("analyzer/dump_loader") {
     std::multiset<int> others;
     int loader = 0;
     LoadOptions options{1};
-    options.on_stacks = [&](const LoadedDump&, std::span<const reader::StackRecord>) {
+    options.progress = [&](std::size_t, std::size_t) {
       if (!others.empty()) return;
       // The frame just folded was decoded on the worker, which lowered itself
       // first and waits for room; the stack builder may not have started.

@@ -47,7 +47,7 @@ TEST_SUITE("symbolize/symbol_prefetch") {
     {
       SymbolPrefetch prefetch(warm);
       const std::vector<reader::StackRecord> stacks = {stack(1, ips), stack(2, {0x10, ips[2]})};  // 0x10: in no module
-      prefetch.add(dump, stacks);
+      prefetch.add(dump.modules, stacks);
       prefetch.finish();
     }
     CHECK(warm.warnings().empty());
@@ -76,7 +76,7 @@ TEST_SUITE("symbolize/symbol_prefetch") {
     Symbolizer symbolizer({});
     SymbolPrefetch prefetch(symbolizer);
     for (std::size_t i = 0; i < stacks.size(); i += 50) {
-      prefetch.add(dump, std::span(stacks).subspan(i, 50));
+      prefetch.add(dump.modules, std::span(stacks).subspan(i, 50));
     }
     prefetch.finish();
     prefetch.finish();  // twice is harmless, as the destructor calls it again
