@@ -12,6 +12,7 @@
 
 #include "exit_codes.h"
 #include "export/export_cli.h"
+#include "load/dump_loader.h"
 #include "reports/info_command.h"
 #include "reports/report_command.h"
 #include "run/environment_help.h"
@@ -70,7 +71,7 @@ void add_load_options(po::options_description& visible, Options& options) {
   visible.add_options()                                                                             //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
       ("no-progress", "never draw a progress bar")                                                  //
-      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp);
 }
 
 // Parses a command whose arguments are dump files, after its options. Returns
@@ -100,7 +101,7 @@ int info_main(const std::vector<std::string>& args) {
       ("help,h", "show this help")                                                                             //
       ("json", po::bool_switch(&options.json), "print JSON: one object per file, an array for several files")  //
       ("top", po::value(&options.top_leaks)->default_value(10), "leak groups to list in the text output")      //
-      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp);
   po::variables_map vm;
   if (const auto done =
           parse_dump_command(args, visible, options.files, "info",

@@ -7,6 +7,7 @@
 #include "diff/diff_command.h"
 #include "exit_codes.h"
 #include "export/export_command.h"
+#include "load/dump_loader.h"
 
 namespace po = boost::program_options;
 
@@ -82,7 +83,7 @@ int export_main(const std::vector<std::string>& args) {
       ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
       ("to", po::value(&to), "count only events up to this time")                                           //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
-      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp);
   po::options_description filters("Filters (only the allocations that pass every one count; not for heaptrack)");
   std::string thread_index, site, match, search, min_size, max_size, min_life, max_life, alive_at;
   filters.add_options()                                                                                        //
@@ -156,7 +157,7 @@ int diff_main(const std::vector<std::string>& args) {
       ("new-from", po::value(&new_from), "NEW counts events from this time on")                     //
       ("new-to", po::value(&new_to), "NEW counts events up to this time")                           //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
-      ("threads", po::value(&options.threads)->default_value(0), "decoding threads (0: one per core, at most 8)");
+      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp);
   po::variables_map vm;
   po::parsed_options parsed(nullptr);
   if (!parse(args, visible, vm, options.files, "diff", &parsed)) return kExitUsage;

@@ -16,6 +16,11 @@
 
 namespace memrec::analyzer {
 
+// The --threads option's help, the same for every command that loads dumps.
+inline constexpr const char* kThreadsHelp =
+    "decoding threads (0: one per core, at most 8); they run at nice +10, so that the one thread that replays "
+    "the events in order keeps a core";
+
 struct LoadOptions {
   unsigned threads = 0;  // decoding threads; 0: one per core, at most 8
   // Called on the loading thread after each frame is folded (frames done, of total).
