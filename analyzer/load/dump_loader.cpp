@@ -4,11 +4,8 @@
 #include "load/dump_loader.h"
 
 #include <algorithm>
-#include <condition_variable>
-#include <deque>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -16,7 +13,7 @@
 
 #include "load/frame_collector.h"
 #include "load/frame_pipeline.h"
-#include "load/helper_priority.h"
+#include "load/helper_queue.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -77,27 +74,15 @@ class StackBuilder {
   // The modules loaded as of a batch's frame, for LoadOptions::on_stacks.
   using Modules = std::shared_ptr<const std::vector<ModuleInfo>>;
 
-  StackBuilder(StackTable& table, const LoadOptions& options)
-      : table_(table), options_(options), thread_([this] { run(); }) {}
-  ~StackBuilder() { finish(); }
-  StackBuilder(const StackBuilder&) = delete;
-  StackBuilder& operator=(const StackBuilder&) = delete;
+  StackBuilder(StackTable& table, const LoadOptions& options) : table_(table), options_(options) {}
 
   void add(std::vector<reader::StackRecord> batch, Modules modules) {
-    std::unique_lock lock(mutex_);
-    changed_.wait(lock, [&] { return queue_.size() < kMaxBatches; });
-    queue_.push_back(Batch{std::move(batch), std::move(modules)});
-    changed_.notify_all();
+    queue_.push(Batch{std::move(batch), std::move(modules)});
   }
 
   // Waits for every record added so far; the error of a failed insertion, if any.
   std::optional<std::string> finish() {
-    {
-      const std::lock_guard lock(mutex_);
-      done_ = true;
-    }
-    changed_.notify_all();
-    if (thread_.joinable()) thread_.join();
+    queue_.finish();
     return error_;
   }
 
@@ -109,36 +94,20 @@ class StackBuilder {
     Modules modules;  // null without on_stacks
   };
 
-  void run() {
-    lower_helper_priority();
-    for (;;) {
-      Batch batch;
-      {
-        std::unique_lock lock(mutex_);
-        changed_.wait(lock, [&] { return done_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        batch = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      changed_.notify_all();
-      if (error_) continue;  // keep draining, so add() never blocks for good
-      try {
-        for (const reader::StackRecord& r : batch.stacks) table_.add(r.id, r.module_gen, r.truncated(), r.ips);
-        if (options_.on_stacks && batch.modules) options_.on_stacks(*batch.modules, batch.stacks);
-      } catch (const std::exception& e) {  // std::bad_alloc on a dump too big for this machine
-        error_ = std::string("building the stack table failed: ") + e.what();
-      }
+  void build(Batch& batch) {
+    if (error_) return;  // keep draining, so add() never blocks for good
+    try {
+      for (const reader::StackRecord& r : batch.stacks) table_.add(r.id, r.module_gen, r.truncated(), r.ips);
+      if (options_.on_stacks && batch.modules) options_.on_stacks(*batch.modules, batch.stacks);
+    } catch (const std::exception& e) {  // std::bad_alloc on a dump too big for this machine
+      error_ = std::string("building the stack table failed: ") + e.what();
     }
   }
 
   StackTable& table_;
   const LoadOptions& options_;
-  std::optional<std::string> error_;  // written by the builder thread only, read after join
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Batch> queue_;  // guarded by mutex_
-  bool done_ = false;        // guarded by mutex_
-  std::thread thread_;       // last: starts once the rest is constructed
+  std::optional<std::string> error_;  // written by the builder thread only, read after finish()
+  HelperQueue<Batch> queue_{[this](Batch& batch) { build(batch); }, kMaxBatches};  // last: its thread uses the rest
 };
 
 // Adds one decoded frame, in file order, to the model.

@@ -2,7 +2,6 @@
 
 #include <map>
 
-#include "load/helper_priority.h"
 #include "model/module_map.h"
 #include "reports/call_sites.h"
 
@@ -22,7 +21,7 @@ constexpr std::size_t kMaxUnmapped = 4096;
 
 }  // namespace
 
-SymbolPrefetch::SymbolPrefetch(Symbolizer& symbolizer) : symbolizer_(symbolizer), thread_([this] { run(); }) {}
+SymbolPrefetch::SymbolPrefetch(Symbolizer& symbolizer) : symbolizer_(symbolizer) {}
 
 SymbolPrefetch::~SymbolPrefetch() { finish(); }
 
@@ -58,44 +57,20 @@ void SymbolPrefetch::queue(std::span<const ModuleInfo> modules, std::span<const 
       if (ips.size() < kAddressesPerModule) ips.push_back(ip);
     }
   }
-  if (fresh.empty()) return;
-  {
-    std::lock_guard lock(mutex_);
-    for (auto& [m, ips] : fresh) {
-      opened_.push_back(*m);
-      queue_.push_back(Batch{symbolize_module(*m), std::move(ips)});
-    }
+  for (auto& [m, ips] : fresh) {
+    opened_.push_back(*m);
+    worker_.push(Batch{symbolize_module(*m), std::move(ips)});
   }
-  changed_.notify_all();
 }
 
-void SymbolPrefetch::finish() {
-  {
-    std::lock_guard lock(mutex_);
-    done_ = true;
-    queue_.clear();
-  }
-  changed_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void SymbolPrefetch::finish() { worker_.finish(/*drop_pending=*/true); }
 
-void SymbolPrefetch::run() {
-  lower_helper_priority();
-  for (;;) {
-    Batch batch;
-    {
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return done_ || !queue_.empty(); });
-      if (queue_.empty()) return;
-      batch = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    try {
-      symbolizer_.prefetch(batch.module, batch.ips);
-    } catch (const std::exception&) {
-      // Only a head start failed (std::bad_alloc): the report's own
-      // symbolization resolves these addresses again and reports its errors.
-    }
+void SymbolPrefetch::resolve(Batch& batch) {
+  try {
+    symbolizer_.prefetch(batch.module, batch.ips);
+  } catch (const std::exception&) {
+    // Only a head start failed (std::bad_alloc): the report's own
+    // symbolization resolves these addresses again and reports its errors.
   }
 }
 

@@ -9,15 +9,12 @@
 // symbolization it saved.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
-#include <mutex>
 #include <span>
-#include <thread>
 #include <unordered_set>
 #include <vector>
 
+#include "load/helper_queue.h"
 #include "load/loaded_dump.h"
 #include "memrec/reader/records.h"
 #include "symbolize/symbolizer.h"
@@ -48,18 +45,13 @@ class SymbolPrefetch {
 
   bool opened(std::uint64_t ip) const;
   void queue(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks);
-  void run();
+  void resolve(Batch& batch);
 
   Symbolizer& symbolizer_;
   // add()'s thread only: the modules queued so far, and addresses in none.
   std::vector<ModuleInfo> opened_;
   std::unordered_set<std::uint64_t> unmapped_;
-
-  std::mutex mutex_;
-  std::condition_variable changed_;
-  std::deque<Batch> queue_;  // guarded by mutex_
-  bool done_ = false;        // guarded by mutex_
-  std::thread thread_;       // last: starts once the rest is constructed
+  HelperQueue<Batch> worker_{[this](Batch& batch) { resolve(batch); }};  // last: its thread uses the rest
 };
 
 }  // namespace memrec::analyzer
