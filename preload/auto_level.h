@@ -15,9 +15,10 @@ class AutoLevel {
   static constexpr int kBase = 3;
   static constexpr int kTop = 7;
 
-  // `top`: kTop, or kBase on a machine where the writer's extra work would
-  // take a CPU from the program (one CPU).
-  explicit constexpr AutoLevel(int top = kTop) : top_(top < kBase ? kBase : top) {}
+  constexpr AutoLevel() = default;
+  // `top`: kBase on a machine where the writer's extra work would take a CPU
+  // from the program (one CPU).
+  explicit constexpr AutoLevel(int top) : top_(top < kBase ? kBase : top) {}
 
   constexpr int level() const { return level_; }
 
@@ -46,7 +47,7 @@ class AutoLevel {
   constexpr void backpressure() { level_ = kBase; }
 
  private:
-  int top_;
+  int top_ = kTop;
   int level_ = kBase;
   bool busy_ = false;
 };

@@ -17,8 +17,9 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_initStaticCCtx: compress without malloc
-#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_getCParams, ZSTD_estimateCStreamSize_usingCParams
+// ZSTD_initStaticCCtx (compress without malloc), ZSTD_getCParams and
+// ZSTD_estimateCStreamSize_usingCParams (auto's tables).
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include "auto_level.h"
