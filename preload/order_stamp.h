@@ -41,10 +41,17 @@ extern std::atomic<std::uint64_t> g_tick_ns;
 // The shared stamp counter while two or more threads record.
 extern std::atomic<std::uint64_t> g_stamp;
 
+// Ticks are taken on a grid of 1,024 ns: the time deltas between them, most
+// of what a single thread's `dt` column holds, then end in ten zero bits,
+// which zstd codes in a fraction of a byte (sqlite3's dump: 2 % smaller). A
+// tick is still never later than the clock, and no timeline shows a
+// microsecond.
+inline constexpr std::uint64_t kTickGridNs = 1024;
+
 // Raises g_stamp to the clock and publishes the tick (writer, retire, init).
 // Returns the tick.
 inline std::uint64_t publish_tick() {
-  const std::uint64_t now = now_ns();
+  const std::uint64_t now = now_ns() & ~(kTickGridNs - 1);
   std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
   while (cur < now && !g_stamp.compare_exchange_weak(cur, now, std::memory_order_acq_rel)) {
   }

@@ -45,11 +45,12 @@ namespace {
 
 // A frame ends once its columns hold kFrameSoftLimit bytes. Larger frames
 // find more of their frees' allocations in the frame, where a free costs its
-// age rather than a delta (FORMAT.md, "Columns"), but they made the recorder
-// slower: bench churn with 1 MiB frames took 4.56 bytes per allocation
-// instead of 4.77, and 0.44 s instead of 0.41 (two threads: 0.57 s instead of
-// 0.44), the frame's buffers and zstd's larger tables crowding the caches.
-constexpr std::size_t kFrameSoftLimit = 256 << 10;
+// age rather than a delta (FORMAT.md, "Columns"): with 1 MiB instead of 256
+// KiB, bench churn's frees missed 4 % instead of 16 %, and python3's dump
+// shrank by a fifth. (1 MiB frames once made the recorder slower, when zstd
+// sized its tables for the frame; they are those of a 256 KiB frame now,
+// auto_level_params.) A file cut short loses at most one frame.
+constexpr std::size_t kFrameSoftLimit = 1 << 20;
 // A record other than Alloc and Free is encoded into a scratch buffer of this
 // size before it is split into the columns.
 constexpr std::size_t kRawBytes = 512 << 10;
@@ -107,6 +108,7 @@ struct Writer {
   bool compressing = false;
   std::size_t compress_in = 0;                            // the frame's payload bytes
   std::size_t compress_fed = 0;                           // of which zstd has had
+  std::size_t column_ends[format::kColumnCount] = {};     // where the payload's columns end (0: none)
   std::size_t compress_out = 0;                           // compressed bytes so far, after the envelope and the note
   std::uint64_t frame_earliest_ns = format::kNoEarliest;  // of the frame's events so far
   std::uint64_t compress_fill_ns = 0;                     // how long the frame took to fill
@@ -292,8 +294,10 @@ void put_counters() {
 // A frame is compressed a chunk at a time, between drains: compressed whole,
 // a 256 KiB frame kept the writer from the rings for longer than a fast
 // thread takes to fill its own (bench churn: 1,100 waits for room, 0.2 s of a
-// 0.5 s run). Each chunk ends a zstd block (ZSTD_e_flush), which also made
-// churn's dump 2.5 % smaller than one block per 128 KiB.
+// 0.5 s run). Each chunk ends a zstd block (ZSTD_e_flush), and so does each
+// column, so that no block's entropy tables mix two columns: churn's dump
+// was 2.5 % smaller with 16 KiB blocks than with 128 KiB ones, and another
+// 1 % with the ends of columns as well.
 constexpr std::size_t kCompressChunk = 16 << 10;
 constexpr std::size_t kFrameHead = format::kFrameEnvelopeBytes + format::kEarliestBytes;
 
@@ -312,8 +316,11 @@ void write_compressed() {
 // frame after its last.
 void compress_step() {
   if (!g_w.compressing || g_w.failed) return;
-  const std::size_t end =
+  std::size_t end =
       g_w.compress_in - g_w.compress_fed > kCompressChunk ? g_w.compress_fed + kCompressChunk : g_w.compress_in;
+  for (const std::size_t column_end : g_w.column_ends) {
+    if (column_end > g_w.compress_fed && column_end < end) end = column_end;
+  }
   ZSTD_inBuffer in{g_w.payload, end, g_w.compress_fed};
   ZSTD_outBuffer out{g_w.zbuf + kFrameHead, g_w.zcap - kFrameHead, g_w.compress_out};
   const ZSTD_EndDirective how = end == g_w.compress_in ? ZSTD_e_end : ZSTD_e_flush;
@@ -359,7 +366,7 @@ void flush_frame(bool final_frame, bool complete = false) {
   }
   g_w.compress_fill_ns = now - g_w.last_flush_ns;
   g_w.last_flush_ns = now;
-  const std::size_t payload_bytes = g_w.enc->finish(std::span<std::byte>(g_w.payload, kPayloadBytes));
+  const std::size_t payload_bytes = g_w.enc->finish(std::span<std::byte>(g_w.payload, kPayloadBytes), g_w.column_ends);
   format::encode_earliest(
       std::span<std::byte, format::kEarliestBytes>(g_w.zbuf + format::kFrameEnvelopeBytes, format::kEarliestBytes),
       g_w.frame_earliest_ns);
@@ -373,14 +380,12 @@ void flush_frame(bool final_frame, bool complete = false) {
   }
   // A program that waited for room in its ring since the last frame began,
   // while compressing kept the writer busy (AutoLevel::busy), is held up by
-  // the writer: the next frame is compressed at level 1, about half of level
-  // 3's time for nearly the same size on event columns (bench churn: the same
-  // bytes; churn-2t 0.46 s instead of 0.52), until it no longer waits.
+  // the writer: the level drops to 1 (AutoLevel::backpressure).
   const std::uint64_t waits = counter(format::Counter::kBackpressureWaits);
   const bool waited = waits != g_w.waits_seen && g_w.auto_level.busy();
   g_w.waits_seen = waits;
   if (waited) g_w.auto_level.backpressure();
-  const int level = waited ? 1 : g_options.zstd_level != 0 ? g_options.zstd_level : g_w.auto_level.level();
+  const int level = g_options.zstd_level != 0 ? g_options.zstd_level : g_w.auto_level.level();
   if (ZSTD_isError(ZSTD_CCtx_reset(g_w.cctx, ZSTD_reset_session_only)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_compressionLevel, level)) ||
       ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(g_w.cctx, payload_bytes))) {
@@ -773,18 +778,34 @@ void* writer_main(void*) {
   }
 }
 
-// The largest parameters MEMREC_ZSTD_LEVEL=auto compresses with: its top
-// level's, with the window, hash and chain tables of a 256 KiB frame. zstd
-// sizes them for the frame's pledged size, and a frame of 256 KiB of columns
-// just passes the 256 KiB step: level 7 then took 7.6 MB of tables, and
-// cc1plus's RSS grew by 5.5 MiB. These take 1.6 MB; on cc1plus's and
-// sqlite3's frames they compress within 0.2 % of zstd's own choice.
-ZSTD_compressionParameters auto_level_params() {
-  ZSTD_compressionParameters p = ZSTD_getCParams(AutoLevel::kTop, kFrameSoftLimit, 0);
+// The parameters MEMREC_ZSTD_LEVEL=auto compresses a frame with at `level`:
+// the level's, with the window, hash and chain tables of a 256 KiB frame.
+// zstd sizes them for the frame's pledged size: level 7 took 7.6 MB of
+// tables for a frame just over 256 KiB, and cc1plus's RSS grew by 5.5 MiB.
+// These take 1.6 MB; on cc1plus's and sqlite3's frames they compress within
+// 0.2 % of zstd's own choice.
+ZSTD_compressionParameters auto_level_params(int level, std::size_t frame_bytes = kFrameSoftLimit) {
+  ZSTD_compressionParameters p = ZSTD_getCParams(level, frame_bytes, 0);
   p.windowLog = 18;
   p.hashLog = std::min(p.hashLog, 16u);
   p.chainLog = std::min(p.chainLog, 16u);
   return p;
+}
+
+// The memory a static compression context needs for any level auto may pick
+// (or level 1, after backpressure) and any frame size: the largest of their
+// estimates. zstd picks a level's strategy by the pledged size, and for small
+// frames some levels use an optimal parser with tables of its own; a context
+// too small for them would make a frame fail and stop the recording.
+std::size_t auto_level_cctx_bytes() {
+  std::size_t most = 0;
+  for (int level = 1; level <= AutoLevel::kTop; ++level) {
+    for (const std::size_t frame_bytes :
+         {std::size_t{16} << 10, std::size_t{128} << 10, std::size_t{256} << 10, kFrameSoftLimit}) {
+      most = std::max(most, ZSTD_estimateCStreamSize_usingCParams(auto_level_params(level, frame_bytes)));
+    }
+  }
+  return most;
 }
 
 bool setup_buffers() {
@@ -796,8 +817,8 @@ bool setup_buffers() {
     g_w.zbuf = static_cast<std::byte*>(os::map(g_w.zcap));
     g_w.cmdline = static_cast<std::byte*>(os::map(kCmdlineBytes));
     g_w.ages_mem = static_cast<std::byte*>(os::map(format::AgeCoder::kMemoryBytes));
-    g_w.cctx_bytes = g_options.zstd_level != 0 ? ZSTD_estimateCStreamSize(g_options.zstd_level)
-                                               : ZSTD_estimateCStreamSize_usingCParams(auto_level_params());
+    g_w.cctx_bytes =
+        g_options.zstd_level != 0 ? ZSTD_estimateCStreamSize(g_options.zstd_level) : auto_level_cctx_bytes();
     g_w.cctx_mem = os::map(g_w.cctx_bytes);
   }
   if (g_w.raw == nullptr || g_w.payload == nullptr || g_w.columns == nullptr || g_w.zbuf == nullptr ||
@@ -822,7 +843,7 @@ bool setup_buffers() {
   if (g_options.zstd_level == 0) {
     // Set once, kept by every level auto picks (a level sets only what was
     // not set).
-    const ZSTD_compressionParameters p = auto_level_params();
+    const ZSTD_compressionParameters p = auto_level_params(AutoLevel::kTop);
     if (ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_windowLog, static_cast<int>(p.windowLog))) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_hashLog, static_cast<int>(p.hashLog))) ||
         ZSTD_isError(ZSTD_CCtx_setParameter(g_w.cctx, ZSTD_c_chainLog, static_cast<int>(p.chainLog)))) {

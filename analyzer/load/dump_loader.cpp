@@ -211,7 +211,9 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
   std::optional<std::size_t> stop_frame;
   StackBuilder stacks(d.stacks, options);
   {
-    FramePipeline pipeline(dump, threads, 4 * static_cast<std::size_t>(threads));
+    // A megabyte of payload per worker: what four frames each of 256 KiB
+    // were, before version 5.
+    FramePipeline pipeline(dump, threads, FramePipeline::window_for(dump, threads, std::size_t{threads} << 20));
     FrameFolder folder(d, stacks, options);
     const std::size_t frames = dump.index.frames.size();
     for (std::size_t i = 0; i < frames; ++i) {

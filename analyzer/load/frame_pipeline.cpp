@@ -13,6 +13,16 @@
 
 namespace memrec::analyzer {
 
+std::size_t FramePipeline::window_for(const reader::Dump& dump, unsigned threads, std::size_t window_bytes) {
+  const std::size_t workers = std::max(threads, 1u);
+  std::uint64_t payload = 0;
+  for (const reader::FrameInfo& frame : dump.index.frames) payload += frame.decompressed_bytes;
+  const std::size_t frames = dump.index.frames.size();
+  const std::uint64_t average = frames == 0 ? 1 : std::max<std::uint64_t>(payload / frames, 1);
+  const std::size_t by_bytes = static_cast<std::size_t>(std::min<std::uint64_t>(window_bytes / average, 4 * workers));
+  return std::clamp(by_bytes, workers + 1, 4 * workers);
+}
+
 FramePipeline::FramePipeline(const reader::Dump& dump, unsigned threads, std::size_t window)
     : dump_(dump),
       window_(std::max<std::size_t>(window, 1)),

@@ -1,7 +1,7 @@
-// The reader's side of a columns payload's address coding, for both layouts
+// The reader's side of a columns payload's address coding, for every layout
 // (FORMAT.md, "Columns"): version 2's rings (kLayoutColumns), version 3's
-// ages (kLayoutAgedColumns) and version 4's ages with carved allocation
-// misses (kLayoutCarvedColumns). Shared by the direct decode (column_decoder.cpp)
+// ages (kLayoutAgedColumns) and the ages with carved allocation misses of
+// versions 4 and 5 (kLayoutCarvedColumns, kLayoutSplitColumns). Shared by the direct decode (column_decoder.cpp)
 // and the join (frame_columns_join.cpp), so both read addresses alike.
 #pragma once
 
@@ -19,11 +19,10 @@ namespace memrec::reader::detail {
 
 class AddressDecoder {
  public:
-  // A new frame of `layout` (kLayoutColumns, kLayoutAgedColumns or
-  // kLayoutCarvedColumns).
+  // A new frame of `layout` (kLayoutColumns to kLayoutSplitColumns).
   void reset(std::uint8_t layout) {
-    aged_ = layout == format::kLayoutAgedColumns || layout == format::kLayoutCarvedColumns;
-    carved_ = layout == format::kLayoutCarvedColumns;
+    aged_ = layout != format::kLayoutColumns;
+    carved_ = layout == format::kLayoutCarvedColumns || layout == format::kLayoutSplitColumns;
     carve_at_.reset();
     rings_ = {};
     allocs_.clear();

@@ -23,11 +23,13 @@ using format::Tag;
 class ColumnDecoder {
  public:
   ColumnDecoder(const detail::ColumnSpans& spans, std::uint8_t layout, RecordVisitor& visitor)
-      : cols_{ByteReader(spans[0]), ByteReader(spans[1]), ByteReader(spans[2]), ByteReader(spans[3]),
-              ByteReader(spans[4]), ByteReader(spans[5]), ByteReader(spans[6])},
+      : cols_{ByteReader(spans[0]), ByteReader(spans[1]), ByteReader(spans[2]),  ByteReader(spans[3]),
+              ByteReader(spans[4]), ByteReader(spans[5]), ByteReader(spans[6]),  ByteReader(spans[7]),
+              ByteReader(spans[8]), ByteReader(spans[9]), ByteReader(spans[10]), ByteReader(spans[11])},
         visitor_(visitor),
-        addresses_(detail::address_decoder_for(layout)) {
-    static_assert(format::kColumnCount == 7);
+        addresses_(detail::address_decoder_for(layout)),
+        split_(layout == format::kLayoutSplitColumns) {
+    static_assert(format::kColumnCount == 12);
   }
 
   // Visits every record; an error message, or empty on success.
@@ -50,7 +52,20 @@ class ColumnDecoder {
   ByteReader& col(Column c) { return cols_[static_cast<std::size_t>(c)]; }
   template <typename... C>
   bool ok(C... c) {
-    return (col(c).ok() && ...);
+    return (col(c).ok() && ...) && (!split_ || (col(format::hi_column(c)).ok() && ...));
+  }
+  // A varint of column `c`: in layout 4 a split varint where the column is
+  // split (frame_columns.h), whole otherwise.
+  [[gnu::always_inline]] std::uint64_t field(Column c) {
+    ByteReader& first = col(c);
+    const Column hi = split_ ? format::hi_column(c) : c;
+    if (hi == c) return first.varint();
+    const std::uint8_t b = first.u8();
+    if ((b & 0x80) == 0) return b;
+    ByteReader& rest = col(hi);
+    const std::uint64_t high = rest.varint();
+    if (high >> 57 != 0) rest.fail("a varint is longer than 64 bits");
+    return (b & 0x7f) | high << 7;
   }
 
   std::uint64_t time() { return state_.delta.time_ns = col(Column::kDt).delta_from(state_.delta.time_ns); }
@@ -58,7 +73,7 @@ class ColumnDecoder {
   std::uint64_t time_after(std::uint64_t release_ns) {
     return state_.delta.time_ns = release_ns + col(Column::kDt).varint();
   }
-  std::uint64_t size() { return col(Column::kSize).varint(); }
+  std::uint64_t size() { return field(Column::kSize); }
   bool stack(StackId& out) {
     state_.delta.stack = col(Column::kStack).delta_from(state_.delta.stack);
     if (state_.delta.stack > UINT32_MAX) return fail("a stack id is over 32 bits");
@@ -78,12 +93,14 @@ class ColumnDecoder {
   // One address, rebuilt from addr_k and addr (FORMAT.md, "Columns"); an
   // allocation's `size` picks its class.
   bool address(AddressKind kind, std::uint64_t& out, std::uint64_t size = 0) {
-    const std::uint64_t k = col(Column::kAddrK).varint();
-    if (!col(Column::kAddrK).ok()) return false;
+    // Layout 4 keeps the codes of allocations apart from the others.
+    const Column codes = split_ && kind == AddressKind::kAlloc ? Column::kAllocK : Column::kAddrK;
+    const std::uint64_t k = field(codes);
+    if (!ok(codes)) return false;
     std::uint64_t addr = 0;
     if (k == format::kAddrMissAligned || k == format::kAddrMissUnaligned) {
-      const auto d = static_cast<std::uint64_t>(format::unzigzag(col(Column::kAddr).varint()));
-      if (!col(Column::kAddr).ok()) return false;
+      const auto d = static_cast<std::uint64_t>(format::unzigzag(field(Column::kAddr)));
+      if (!ok(Column::kAddr)) return false;
       addr = addresses_.miss_base(kind) + (k == format::kAddrMissAligned ? d << 4 : d);
       addresses_.missed(kind, addr, size);
     } else {
@@ -219,6 +236,7 @@ class ColumnDecoder {
   RecordVisitor& visitor_;
   detail::DecodeState state_;
   detail::AddressDecoder& addresses_;
+  bool split_;  // layout 4: split varints
   std::string failure_;
 };
 
@@ -229,7 +247,7 @@ Status decode_columns(std::span<const std::byte> payload, std::uint8_t layout, s
   auto corrupt = [&](std::string_view why) {
     return Error{ErrorCode::kCorrupt, fmt::format("{}: corrupt frame at offset {}: {}", name, frame_offset, why)};
   };
-  const auto columns = detail::split_directory(payload);
+  const auto columns = detail::split_directory(payload, layout);
   if (!columns) return corrupt("its column directory does not match its columns");
   ColumnDecoder decoder(*columns, layout, visitor);
   const std::string failure = decoder.run();

@@ -1,6 +1,6 @@
-// A version-2 columns payload's directory (FORMAT.md, "Columns"): the column
-// count, each column's length, then the columns back to back. Shared by the
-// column joiner and the column decoder. Internal to the reader.
+// A columns payload's directory (FORMAT.md, "Columns"): the column count,
+// each column's length, then the columns back to back. Shared by the column
+// joiner, the column decoder and the frame time scan. Internal to the reader.
 #pragma once
 
 #include <array>
@@ -16,8 +16,11 @@ namespace memrec::reader::detail {
 
 using ColumnSpans = std::array<std::span<const std::byte>, format::kColumnCount>;
 
-// The columns of `payload`; nothing when the directory does not describe it exactly.
-inline std::optional<ColumnSpans> split_directory(std::span<const std::byte> payload) {
+// The columns of `payload`, a payload of `layout` after its layout byte
+// (columns the layout does not have are empty); nothing when the directory
+// does not describe it exactly.
+inline std::optional<ColumnSpans> split_directory(std::span<const std::byte> payload, std::uint8_t layout) {
+  const std::size_t count = format::column_count(layout);
   std::size_t pos = 0;
   const auto next = [&]() -> std::optional<std::uint64_t> {
     const auto v = format::get_varint(payload.subspan(pos));
@@ -26,16 +29,16 @@ inline std::optional<ColumnSpans> split_directory(std::span<const std::byte> pay
     return v->value;
   };
   const auto n = next();
-  if (!n || *n != format::kColumnCount) return std::nullopt;
+  if (!n || *n != count) return std::nullopt;
   std::array<std::uint64_t, format::kColumnCount> sizes{};
-  for (auto& size : sizes) {
+  for (std::size_t i = 0; i < count; ++i) {
     const auto v = next();
     if (!v || *v > payload.size()) return std::nullopt;
-    size = *v;
+    sizes[i] = *v;
   }
   ColumnSpans columns;
   std::span<const std::byte> rest = payload.subspan(pos);
-  for (std::size_t i = 0; i < format::kColumnCount; ++i) {
+  for (std::size_t i = 0; i < count; ++i) {
     if (sizes[i] > rest.size()) return std::nullopt;
     columns[i] = rest.first(sizes[i]);
     rest = rest.subspan(sizes[i]);

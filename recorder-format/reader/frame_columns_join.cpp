@@ -53,11 +53,14 @@ class ColumnReader {
 class Joiner {
  public:
   Joiner(std::uint8_t layout, std::vector<std::byte>& out)
-      : out_(out), addresses_(detail::address_decoder_for(layout)) {}
+      : out_(out),
+        addresses_(detail::address_decoder_for(layout)),
+        layout_(layout),
+        split_(layout == format::kLayoutSplitColumns) {}
 
   // The column directory; false when it does not describe `payload` exactly.
   bool open(std::span<const std::byte> payload) {
-    const auto columns = detail::split_directory(payload);
+    const auto columns = detail::split_directory(payload, layout_);
     if (!columns) return false;
     for (std::size_t i = 0; i < format::kColumnCount; ++i) cols_[i].reset((*columns)[i]);
     return true;
@@ -82,10 +85,29 @@ class Joiner {
   ColumnReader& col(Column c) { return cols_[static_cast<std::size_t>(c)]; }
 
   bool copy(Column c) {
+    if (split_ && format::hi_column(c) != c) {
+      const auto v = field(c);
+      if (!v) return false;
+      put_varint(*v);
+      return true;
+    }
     const auto bytes = col(c).varint_bytes();
     if (bytes.empty()) return false;
     out_.insert(out_.end(), bytes.begin(), bytes.end());
     return true;
+  }
+  // A varint of column `c`: split in layout 4 where the column is
+  // (frame_columns.h), whole otherwise.
+  std::optional<std::uint64_t> field(Column c) {
+    const Column hi = split_ ? format::hi_column(c) : c;
+    if (hi == c) return col(c).varint();
+    const auto first = col(c).take(1);
+    if (!first) return std::nullopt;
+    const auto b = static_cast<std::uint8_t>((*first)[0]);
+    if ((b & 0x80) == 0) return b;
+    const auto high = col(hi).varint();
+    if (!high || *high >> 57 != 0) return std::nullopt;
+    return (b & 0x7f) | *high << 7;
   }
   void put_varint(std::uint64_t v) {
     std::byte buf[format::kMaxVarintBytes];
@@ -94,11 +116,12 @@ class Joiner {
   }
   // `size`: an allocation's, which picks its size class.
   bool address(AddressKind kind, std::uint64_t size = 0) {
-    const auto k = col(Column::kAddrK).varint();
+    // Layout 4 keeps the codes of allocations apart from the others.
+    const auto k = field(split_ && kind == AddressKind::kAlloc ? Column::kAllocK : Column::kAddrK);
     if (!k) return false;
     std::uint64_t addr = 0;
     if (*k == format::kAddrMissAligned || *k == format::kAddrMissUnaligned) {
-      const auto v = col(Column::kAddr).varint();
+      const auto v = field(Column::kAddr);
       if (!v) return false;
       const auto d = static_cast<std::uint64_t>(format::unzigzag(*v));
       addr = addresses_.miss_base(kind) + (*k == format::kAddrMissAligned ? d << 4 : d);
@@ -114,10 +137,9 @@ class Joiner {
   // An allocation's address and size, in version 1's order: the size is read
   // first, as it picks the address's class.
   bool alloc_address_and_size() {
-    const std::span<const std::byte> size = col(Column::kSize).varint_bytes();
-    if (size.empty()) return false;
-    if (!address(AddressKind::kAlloc, format::get_varint(size)->value)) return false;
-    out_.insert(out_.end(), size.begin(), size.end());
+    const auto size = field(Column::kSize);
+    if (!size || !address(AddressKind::kAlloc, *size)) return false;
+    put_varint(*size);
     return true;
   }
 
@@ -161,6 +183,8 @@ class Joiner {
   std::vector<std::byte>& out_;
   std::array<ColumnReader, format::kColumnCount> cols_;
   detail::AddressDecoder& addresses_;
+  std::uint8_t layout_;
+  bool split_;  // layout 4: split varints
   std::uint64_t v1_addr_ = 0;
   std::string failure_;
 };

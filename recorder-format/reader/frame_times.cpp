@@ -1,6 +1,6 @@
 // Walks the tags of a column payload and takes each time delta from `dt` or
 // from its record's body in `rest`, as FORMAT.md "Columns" and "Delta state"
-// lay them out; the other five columns are never read. Must agree with the
+// lay them out; the other columns are never read. Must agree with the
 // full decoder on every frame that decodes (frame_times_test.cpp checks it);
 // on one that does not, any answer is safe (analyzer/load/ordered_events.cpp).
 #include "memrec/reader/frame_times.h"
@@ -105,8 +105,8 @@ class TimeWalk {
 
 }  // namespace
 
-std::optional<std::uint64_t> earliest_in_columns(std::span<const std::byte> columns) {
-  const auto spans = detail::split_directory(columns);
+std::optional<std::uint64_t> earliest_in_columns(std::span<const std::byte> columns, std::uint8_t layout) {
+  const auto spans = detail::split_directory(columns, layout);
   if (!spans) return std::nullopt;
   const auto col = [&](format::Column c) { return ByteReader((*spans)[static_cast<std::size_t>(c)]); };
   ByteReader tags = col(format::Column::kTags);
@@ -153,7 +153,8 @@ std::uint64_t FrameTimeScanner::earliest(std::span<const std::byte> file, const 
       !format::is_columns_layout(static_cast<std::uint8_t>(payload_[0]))) {
     return earliest_by_decoding(file, frame, name);
   }
-  const auto earliest = earliest_in_columns(std::span<const std::byte>(payload_).subspan(1));
+  const auto earliest =
+      earliest_in_columns(std::span<const std::byte>(payload_).subspan(1), static_cast<std::uint8_t>(payload_[0]));
   return earliest ? *earliest : earliest_by_decoding(file, frame, name);
 }
 

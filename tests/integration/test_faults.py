@@ -23,11 +23,12 @@ import pytest
 import memrec_support as support
 from memrec_support import memrec_lines
 
-# fault_workload's allocations: its dump grows to about 1 MB (incompressible
-# sizes and addresses), well past the limits below, in about a second.
-WORKLOAD = "100000"
+# fault_workload's allocations: its dump grows to about 4 MB in 9 frames
+# (incompressible sizes and addresses), well past the limits below, in under
+# a second.
+WORKLOAD = "800000"
 WORKLOAD_OUT = f"fault_workload: {WORKLOAD} allocations, "
-SMALL_BYTES = 256 << 10
+SMALL_BYTES = 2 << 20
 
 
 def mount_tmpfs(path: Path, options: str) -> None:
@@ -47,7 +48,7 @@ def unmount(path: Path) -> None:
 
 @pytest.fixture
 def small_disk(tmp_path):
-    """A 256 KiB tmpfs, unmounted afterwards."""
+    """A 2 MiB tmpfs, unmounted afterwards."""
     path = tmp_path / "small-disk"
     mount_tmpfs(path, f"size={SMALL_BYTES},mode=0755")
     yield path
@@ -97,7 +98,7 @@ def assert_cut_and_stopped(build, dat: Path, info, leaks_by_function) -> dict:
 
 def test_a_full_disk_stops_the_recording_and_the_program_goes_on(build, record, run_plain, info, leaks_by_function,
                                                                  small_disk):
-    # given a dump going to a 256 KiB file system, and a program whose dump grows to about 1 MB
+    # given a dump going to a 2 MiB file system, and a program whose dump grows to about 4 MB
     # when fault_workload runs under the preload
     run = record("fault_workload", WORKLOAD, output=str(small_disk / "%e.%p.dat"))
     plain = run_plain("fault_workload", WORKLOAD)
@@ -113,9 +114,9 @@ def test_a_full_disk_stops_the_recording_and_the_program_goes_on(build, record, 
 @pytest.mark.parametrize("sigxfsz", ["ignored", "default"])
 def test_a_file_size_limit_stops_the_recording_and_the_program_goes_on(build, record, run_plain, info,
                                                                        leaks_by_function, sigxfsz):
-    # given `ulimit -f` of 192 KiB, with SIGXFSZ ignored (as a shell user
+    # given `ulimit -f` of 1.5 MiB, with SIGXFSZ ignored (as a shell user
     # would) or at its default action, which kills the process
-    limit = 192 << 10
+    limit = 1536 << 10
 
     def limit_file_size():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))

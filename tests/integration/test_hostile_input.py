@@ -171,7 +171,7 @@ NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
                                ("corrupt file header",)),
     "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
     "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
-    "newer version": (lambda: header(version=5) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "newer version": (lambda: header(version=6) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
     "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
     "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
     "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 5) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v5 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 6) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v6 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -384,12 +384,35 @@ V4_CARVED = columns(tags=b"\x01\x20\x20\x20\x03\x03\x11", dt=zz(5) + zz(1) * 4,
                     rest=varint(7) + varint(1) + zz(10), layout=3)
 
 
+# --- version 5: codes by kind, long fields as split varints ---------------------------
+
+
+def split_columns(tags: bytes, dt: bytes = b"", addr_k: bytes = b"", addr: bytes = b"", size: bytes = b"",
+                  stack: bytes = b"", rest: bytes = b"", alloc_k: bytes = b"", addr_k_hi: bytes = b"",
+                  alloc_k_hi: bytes = b"", addr_hi: bytes = b"", size_hi: bytes = b"") -> bytes:
+    cols = (tags, dt, addr_k, addr, size, stack, rest, alloc_k, addr_k_hi, alloc_k_hi, addr_hi, size_hi)
+    return bytes([4]) + varint(len(cols)) + b"".join(varint(len(c)) for c in cols) + b"".join(cols)
+
+
+# Thread 7; malloc(1000) at 0x1000 (a miss from 0: zz(0x100) is 0x80 0x04, its
+# first byte in addr and 0x04 in addr_hi; the carve point is then 0x1000 +
+# 1008); malloc(200) at 0x13f0 (delta 0 from it); the free of 0x13f0 (the
+# allocation 0 back: code 2 in addr_k) and of 0x1000 (1 back: code 3); End.
+# The sizes are split too: 1000 is 0xe8 0x07, 200 is 0xc8 0x01. Only reading
+# each first byte's continuation from its partner column gives these blocks.
+V5_SPLIT = split_columns(tags=b"\x01\x20\x20\x03\x03\x11", dt=zz(5) + zz(1) * 3,
+                         addr_k=varint(2) + varint(3), addr=b"\x80" + zz(0), addr_hi=b"\x04",
+                         size=b"\xe8\xc8", size_hi=b"\x07\x01", stack=zz(0) * 2,
+                         rest=varint(7) + varint(1) + zz(10), alloc_k=varint(0) * 2)
+
+
 # version, payload, then (allocations, frees, live bytes) at the end
 CRAFTED_DUMPS: dict[str, tuple[int, bytes, tuple[int, int, int]]] = {
     "v2 columns": (2, V2_THREAD_ALLOC_FREE_END, (1, 1, 0)),
     "v2 records": (2, b"\x00" + THREAD + alloc(5, 0x1000, 64) + b"\x03" + zz(1) + zz(0) + END, (1, 1, 0)),
     "v3 columns": (3, V3_REUSE, (3, 2, 200)),
     "v4 columns": (4, V4_CARVED, (3, 2, 64)),
+    "v5 split columns": (5, V5_SPLIT, (2, 2, 0)),
 }
 
 
@@ -421,6 +444,12 @@ V3_CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {
     "a mapping named by age": (
         columns(tags=b"\x01\x06", dt=zz(1), addr_k=varint(2), size=varint(4096), rest=varint(7), layout=2),
         "a mapping address names earlier address 0"),
+    "a split size without the rest of its bytes": (
+        split_columns(tags=b"\x01\x20", dt=zz(1), alloc_k=varint(0), addr=b"\x80", addr_hi=b"\x04", size=b"\xe8",
+                      stack=zz(0), rest=varint(7)), "record 0x20 runs past its columns"),
+    "split columns with a byte no record uses": (
+        split_columns(tags=b"\x01\x03", dt=zz(1), addr_k=varint(0), addr=zz(1), size_hi=b"\x01", rest=varint(7)),
+        "column 11 has bytes no record uses"),
 }
 
 

@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -316,11 +317,13 @@ std::pair<std::vector<std::byte>, Status> decode_joined(std::span<const std::byt
   return {visited.bytes(), std::move(status)};
 }
 
-// Runs the test case once per coding, as subcases: the current version's,
-// version 3's ages, version 2's rings.
+// Runs the test case once per coding, as subcases: the current version's
+// split columns, version 4's carved misses, version 3's ages, version 2's
+// rings.
 ColumnCoding coding_subcase() {
-  ColumnCoding coding = ColumnCoding::kCarved;
-  SUBCASE("carved") {}
+  ColumnCoding coding = ColumnCoding::kSplit;
+  SUBCASE("split") {}
+  SUBCASE("carved") { coding = ColumnCoding::kCarved; }
   SUBCASE("ages") { coding = ColumnCoding::kAged; }
   SUBCASE("rings") { coding = ColumnCoding::kRings; }
   return coding;
@@ -328,6 +331,8 @@ ColumnCoding coding_subcase() {
 
 std::uint8_t layout_for(ColumnCoding coding) {
   switch (coding) {
+    case ColumnCoding::kSplit:
+      return format::kLayoutSplitColumns;
     case ColumnCoding::kCarved:
       return format::kLayoutCarvedColumns;
     case ColumnCoding::kAged:
@@ -336,6 +341,37 @@ std::uint8_t layout_for(ColumnCoding coding) {
       return format::kLayoutColumns;
   }
   return 0;
+}
+
+// The byte lengths of a payload's columns, from its directory, as many as
+// its layout has.
+std::vector<std::uint64_t> column_sizes(std::span<const std::byte> payload) {
+  std::vector<std::uint64_t> sizes;
+  std::span<const std::byte> dir = payload.subspan(2);
+  for (std::size_t i = 0; i < format::column_count(layout_of(payload)); ++i) {
+    const auto v = format::get_varint(dir);
+    REQUIRE(v);
+    sizes.push_back(v->value);
+    dir = dir.subspan(v->size);
+  }
+  return sizes;
+}
+
+std::uint64_t size_of(const std::vector<std::uint64_t>& sizes, format::Column c) {
+  const auto i = static_cast<std::size_t>(c);
+  return i < sizes.size() ? sizes[i] : 0;
+}
+
+// Where column `c` starts in `payload`.
+std::size_t column_at(std::span<const std::byte> payload, format::Column c) {
+  const auto sizes = column_sizes(payload);
+  std::size_t at = 2;
+  for (const std::uint64_t size : sizes) {
+    std::array<std::byte, format::kMaxVarintBytes> tmp{};
+    at += format::put_varint(size, tmp);
+  }
+  for (std::size_t i = 0; i < static_cast<std::size_t>(c); ++i) at += sizes[i];
+  return at;
 }
 
 }  // namespace
@@ -420,18 +456,76 @@ TEST_SUITE("format/frame_columns") {
     std::vector<std::byte> joined;
     REQUIRE(join(payload, joined).ok());
     CHECK(std::equal(joined.begin(), joined.end(), e.written().begin(), e.written().end()));
-    // The directory after the layout byte and the count: tags, dt, addr_k,
-    // addr, ... sizes; addr_k takes one byte an address, addr the first one only.
-    std::vector<std::uint64_t> sizes;
-    std::span<const std::byte> dir = std::span(payload).subspan(2);
-    for (std::size_t i = 0; i < format::kColumnCount; ++i) {
-      const auto v = format::get_varint(dir);
-      REQUIRE(v);
-      sizes.push_back(v->value);
-      dir = dir.subspan(v->size);
+    // A code takes one byte an address (in addr_k, or split between addr_k
+    // and alloc_k), addr the first one only: zz(0x5555'1234'567), 7 bytes,
+    // the first of them in addr and the others in addr_hi when split.
+    const auto sizes = column_sizes(payload);
+    using format::Column;
+    CHECK(size_of(sizes, Column::kAddrK) + size_of(sizes, Column::kAllocK) == 20000);
+    CHECK(size_of(sizes, Column::kAddr) + size_of(sizes, Column::kAddrHi) == 7);
+    if (coding == ColumnCoding::kSplit) {
+      CHECK(size_of(sizes, Column::kAddrK) == 10000);
+      CHECK(size_of(sizes, Column::kAddr) == 1);
     }
-    CHECK(sizes[static_cast<std::size_t>(format::Column::kAddrK)] == 20000);
-    CHECK(sizes[static_cast<std::size_t>(format::Column::kAddr)] == 7);  // zz(0x5555'1234'567): 7 bytes
+  }
+
+  TEST_CASE("split columns hold a varint's first byte, the rest of it in the column's partner") {
+    // Sizes of one, two and three bytes as varints, each allocated and freed.
+    std::vector<std::byte> buf(1u << 16);
+    format::RecordEncoder e(buf);
+    REQUIRE(e.thread(1));
+    const std::uint64_t sizes[] = {100, 1000, 100000};
+    for (int i = 0; i < 3; ++i) {
+      REQUIRE(e.alloc(AllocFn::kMalloc, i, 0x7000'0000ull + 0x100000ull * i, sizes[i], 1));
+      REQUIRE(e.free(i, 0x7000'0000ull + 0x100000ull * i));
+    }
+    const auto payload = columns_payload(e.written(), ColumnCoding::kSplit);
+    REQUIRE(layout_of(payload) == format::kLayoutSplitColumns);
+    REQUIRE(column_sizes(payload).size() == 12);
+    using format::Column;
+    const std::size_t size_at = column_at(payload, Column::kSize);
+    const std::size_t hi_at = column_at(payload, Column::kSizeHi);
+    // 100: 0x64. 1000: 0xe8 0x07. 100000: 0xa0 0x8d 0x06.
+    CHECK(std::vector<std::byte>(payload.begin() + static_cast<std::ptrdiff_t>(size_at),
+                                 payload.begin() + static_cast<std::ptrdiff_t>(size_at + 3)) ==
+          std::vector<std::byte>{std::byte{0x64}, std::byte{0xe8}, std::byte{0xa0}});
+    CHECK(std::vector<std::byte>(payload.begin() + static_cast<std::ptrdiff_t>(hi_at),
+                                 payload.begin() + static_cast<std::ptrdiff_t>(hi_at + 3)) ==
+          std::vector<std::byte>{std::byte{0x07}, std::byte{0x8d}, std::byte{0x06}});
+    CHECK(size_of(column_sizes(payload), Column::kSizeHi) == 3);
+    // Every free is found (code 2: its allocation, the last one), every
+    // allocation is a miss: the codes of each kind in their own column.
+    const std::size_t free_k = column_at(payload, Column::kAddrK);
+    const std::size_t alloc_k = column_at(payload, Column::kAllocK);
+    for (int i = 0; i < 3; ++i) {
+      CHECK(payload[free_k + i] == std::byte{format::kFirstAgeCode});
+      CHECK(payload[alloc_k + i] == std::byte{format::kAddrMissAligned});
+    }
+    std::vector<std::byte> joined;
+    REQUIRE(join(payload, joined).ok());
+    CHECK(std::equal(joined.begin(), joined.end(), e.written().begin(), e.written().end()));
+  }
+
+  TEST_CASE("a split varint is read whole, and one longer than 64 bits is corrupt") {
+    std::vector<std::byte> buf(4096);
+    format::RecordEncoder e(buf);
+    REQUIRE(e.thread(1));
+    REQUIRE(e.alloc(AllocFn::kMalloc, 1, 0x1000, ~0ull, 1));  // size: 10 bytes as a varint
+    const auto good = columns_payload(e.written(), ColumnCoding::kSplit);
+    const auto [visited, status] = decode_direct(good);
+    REQUIRE(status.ok());
+    CHECK(visited == std::vector<std::byte>(e.written().begin(), e.written().end()));
+    // The size's last byte carries bit 63 (0x01); 0x03 would be bit 64.
+    const std::size_t last = column_at(good, format::Column::kSizeHi) + 8;
+    REQUIRE(good[last] == std::byte{0x01});
+    auto bad = good;
+    bad[last] = std::byte{0x03};
+    const auto direct = decode_direct(bad).second;
+    const auto joined = decode_joined(bad).second;
+    REQUIRE_FALSE(direct.ok());
+    REQUIRE_FALSE(joined.ok());
+    CHECK(direct.error().code == ErrorCode::kCorrupt);
+    CHECK(joined.error().code == ErrorCode::kCorrupt);
   }
 
   TEST_CASE("fresh blocks carved one after another cost one byte each in addr, whatever frees come between") {
@@ -466,16 +560,10 @@ TEST_SUITE("format/frame_columns") {
       std::vector<std::byte> joined;
       REQUIRE(join(payload, joined).ok());
       CHECK(std::equal(joined.begin(), joined.end(), e.written().begin(), e.written().end()));
-      std::span<const std::byte> dir = std::span(payload).subspan(2);
-      std::uint64_t bytes = 0;
-      for (std::size_t c = 0; c <= static_cast<std::size_t>(format::Column::kAddr); ++c) {
-        const auto v = format::get_varint(dir);
-        REQUIRE(v);
-        bytes = v->value;
-        dir = dir.subspan(v->size);
-      }
-      return bytes;
+      const auto sizes = column_sizes(payload);
+      return size_of(sizes, format::Column::kAddr) + size_of(sizes, format::Column::kAddrHi);
     };
+    CHECK(addr_bytes(ColumnCoding::kSplit) == carved_bytes);
     CHECK(addr_bytes(ColumnCoding::kCarved) == carved_bytes);
     CHECK(addr_bytes(ColumnCoding::kAged) == aged_bytes);
     CHECK(aged_bytes - carved_bytes > 999);
@@ -492,6 +580,7 @@ TEST_SUITE("format/frame_columns") {
     const auto columns = read_records(build(FrameLayout::kColumns));
     CHECK(columns.second > 900);
     CHECK(read_records(build(FrameLayout::kRecords)) == columns);
+    CHECK(read_records(build(FrameLayout::kCarvedColumns)) == columns);
     CHECK(read_records(build(FrameLayout::kAgedColumns)) == columns);
     CHECK(read_records(build(FrameLayout::kRingColumns)) == columns);
     CHECK(read_records(build(FrameLayout::kVersion1)) == columns);
@@ -529,8 +618,9 @@ TEST_SUITE("format/frame_columns") {
     REQUIRE(e.thread(1));
     REQUIRE(e.alloc(AllocFn::kMalloc, 1, 0x1000, 8, 1));
     auto slot = columns_payload(e.written(), coding);
-    // layout, n, 7 sizes (each one byte here), then tags (2), dt (1), addr_k (1)
-    const std::size_t addr_k_at = 1 + 1 + 7 + 2 + 1;
+    // The allocation's code: in alloc_k when split, in addr_k otherwise.
+    const std::size_t addr_k_at =
+        column_at(slot, coding == ColumnCoding::kSplit ? format::Column::kAllocK : format::Column::kAddrK);
     REQUIRE(slot[addr_k_at] == std::byte{format::kAddrMissAligned});
     slot[addr_k_at] = std::byte{format::kFirstRingSlot};
     CHECK(error_of(slot).find(coding == ColumnCoding::kRings
@@ -571,17 +661,15 @@ TEST_CASE("the column encoder writes the bytes that splitting version-1 records 
     std::vector<std::byte> split_storage;
     const format::ColumnBuffers split_cols = column_buffers(split_storage, format::column_capacity(records.size()));
     std::vector<std::byte> want(3 * records.size() + 128);
-    std::vector<std::byte> fresh_tables(format::AgeCoder::kMemoryBytes);
-    format::AgeCoder fresh(fresh_tables);
-    const std::size_t want_size = format::split_columns(records, split_cols, want, &fresh);
+    memrec::testing::AgeTables fresh;
+    const std::size_t want_size = format::split_columns(records, split_cols, want, &fresh.coder);
     REQUIRE(want_size != 0);
 
     std::vector<std::byte> storage;
     std::vector<std::byte> scratch(64 << 10);
-    std::vector<std::byte> tables(format::AgeCoder::kMemoryBytes);
-    format::AgeCoder ages(tables);
+    memrec::testing::AgeTables ages;
     // The encoder wants its frame's whole size in each column.
-    format::ColumnEncoder enc(column_buffers(storage, 3 * records.size()), scratch, ages);
+    format::ColumnEncoder enc(column_buffers(storage, 3 * records.size()), scratch, ages.coder);
     // Twice: begin_frame() forgets the first frame's addresses and deltas
     // (the tables keep them, marked as the last frame's).
     for (int frame = 0; frame < 2; ++frame) {
@@ -589,9 +677,18 @@ TEST_CASE("the column encoder writes the bytes that splitting version-1 records 
       ColumnEncoderAsRecords as_records(enc);
       random_records(as_records, seed, 3000);
       std::vector<std::byte> got(3 * records.size() + 128);
-      const std::size_t got_size = enc.finish(got);
+      std::size_t ends[format::kColumnCount] = {};
+      const std::size_t got_size = enc.finish(got, ends);
       REQUIRE(got_size == want_size);
       CHECK(std::equal(want.begin(), want.begin() + static_cast<std::ptrdiff_t>(want_size), got.begin()));
+      // The columns' ends, as the writer flushes zstd's blocks at them.
+      const auto sizes = column_sizes(got);
+      std::size_t at = column_at(got, format::Column::kTags);
+      for (std::size_t i = 0; i < format::kColumnCount; ++i) {
+        at += sizes[i];
+        CHECK(ends[i] == at);
+      }
+      CHECK(ends[format::kColumnCount - 1] == got_size);
     }
   }
 }
@@ -599,9 +696,8 @@ TEST_CASE("the column encoder writes the bytes that splitting version-1 records 
 TEST_CASE("a full column encoder refuses a record whole and takes it again in a new frame") {
   std::vector<std::byte> storage;
   std::vector<std::byte> scratch(4096);
-  std::vector<std::byte> tables(format::AgeCoder::kMemoryBytes);
-  format::AgeCoder ages(tables);
-  format::ColumnEncoder enc(column_buffers(storage, 1000), scratch, ages);
+  memrec::testing::AgeTables ages;
+  format::ColumnEncoder enc(column_buffers(storage, 1000), scratch, ages.coder);
   enc.begin_frame();
   int accepted = 0;
   while (enc.alloc(AllocFn::kMalloc, 1000 + accepted, 0x5555'0000'0000ull + accepted * 4096ull, 100000, 7)) ++accepted;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "memrec/format/frame_columns.h"
 #include "memrec/reader/dump_reader.h"
 #include "memrec/reader/frame_times.h"
 #include "support/dump_builder.h"
@@ -59,7 +60,8 @@ std::vector<std::uint64_t> scan_all(const DumpBuilder& b) {
 
 TEST_SUITE("reader/frame_times") {
   TEST_CASE("finds the earliest event of a frame whatever its layout") {
-    for (const FrameLayout layout : {FrameLayout::kColumns, FrameLayout::kRecords, FrameLayout::kVersion1}) {
+    for (const FrameLayout layout :
+         {FrameLayout::kColumns, FrameLayout::kCarvedColumns, FrameLayout::kRecords, FrameLayout::kVersion1}) {
       CAPTURE(static_cast<int>(layout));
       DumpBuilder b(testing::sample_header(), layout);
       b.frame(every_record);
@@ -78,9 +80,16 @@ TEST_SUITE("reader/frame_times") {
       every_record(e);
       return std::vector<std::byte>(e.written().begin(), e.written().end());
     }();
-    const std::vector<std::byte> payload = testing::columns_payload(records);
-    REQUIRE(payload.size() > 1);
-    CHECK(earliest_in_columns(std::span(payload).subspan(1)) == std::optional<std::uint64_t>(3'000));
+    for (const auto coding : {testing::ColumnCoding::kSplit, testing::ColumnCoding::kCarved}) {
+      const std::vector<std::byte> payload = testing::columns_payload(records, coding);
+      REQUIRE(payload.size() > 1);
+      const auto layout = static_cast<std::uint8_t>(payload[0]);
+      CHECK(earliest_in_columns(std::span(payload).subspan(1), layout) == std::optional<std::uint64_t>(3'000));
+      // Read as the other layout, the directory's column count is wrong.
+      const std::uint8_t other =
+          layout == format::kLayoutSplitColumns ? format::kLayoutCarvedColumns : format::kLayoutSplitColumns;
+      CHECK_FALSE(earliest_in_columns(std::span(payload).subspan(1), other).has_value());
+    }
   }
 
   TEST_CASE("gives no time for a frame without events") {
@@ -109,10 +118,15 @@ TEST_SUITE("reader/frame_times") {
 
   TEST_CASE("refuses columns that run short, for the decoder to judge") {
     const std::byte no_directory[] = {std::byte{3}};
-    CHECK_FALSE(earliest_in_columns(no_directory).has_value());
+    CHECK_FALSE(earliest_in_columns(no_directory, format::kLayoutSplitColumns).has_value());
     // Seven columns, only the tag one non-empty: a Free whose dt is missing.
     const std::byte free_without_dt[] = {std::byte{7}, std::byte{1}, std::byte{0}, std::byte{0},   std::byte{0},
                                          std::byte{0}, std::byte{0}, std::byte{0}, std::byte{0x03}};
-    CHECK_FALSE(earliest_in_columns(free_without_dt).has_value());
+    CHECK_FALSE(earliest_in_columns(free_without_dt, format::kLayoutCarvedColumns).has_value());
+    // Twelve columns (layout 4), likewise.
+    const std::byte split_free_without_dt[] = {std::byte{12}, std::byte{1}, std::byte{0}, std::byte{0},   std::byte{0},
+                                               std::byte{0},  std::byte{0}, std::byte{0}, std::byte{0},   std::byte{0},
+                                               std::byte{0},  std::byte{0}, std::byte{0}, std::byte{0x03}};
+    CHECK_FALSE(earliest_in_columns(split_free_without_dt, format::kLayoutSplitColumns).has_value());
   }
 }

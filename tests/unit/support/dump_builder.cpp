@@ -64,10 +64,12 @@ std::vector<std::byte> columns_payload(std::span<const std::byte> records, Colum
   format::ColumnBuffers columns;
   for (std::size_t i = 0; i < format::kColumnCount; ++i) columns[i] = std::span(scratch).subspan(i * cap, cap);
   std::vector<std::byte> out(3 * records.size() + 128);
-  std::vector<std::byte> tables(format::AgeCoder::kMemoryBytes);
-  format::AgeCoder ages(tables);
-  const std::size_t n = format::split_columns(records, columns, out, coding == ColumnCoding::kRings ? nullptr : &ages,
-                                              coding == ColumnCoding::kCarved);
+  AgeTables tables;
+  const std::uint8_t layout = coding == ColumnCoding::kSplit    ? format::kLayoutSplitColumns
+                              : coding == ColumnCoding::kCarved ? format::kLayoutCarvedColumns
+                              : coding == ColumnCoding::kAged   ? format::kLayoutAgedColumns
+                                                                : format::kLayoutColumns;
+  const std::size_t n = format::split_columns(records, columns, out, &tables.coder, layout);
   REQUIRE(n != 0);
   out.resize(n);
   return out;
@@ -77,6 +79,7 @@ DumpBuilder::DumpBuilder(const format::FileHeaderFields& fields, FrameLayout lay
     : bytes_(encode_header(fields)), layout_(layout) {
   header_bytes_ = bytes_.size();
   if (layout == FrameLayout::kVersion1) bytes_[8] = std::byte{1};
+  if (layout == FrameLayout::kCarvedColumns) bytes_[8] = std::byte{4};
   if (layout == FrameLayout::kAgedColumns) bytes_[8] = std::byte{3};
   if (layout == FrameLayout::kRingColumns) bytes_[8] = std::byte{2};
 }
@@ -87,7 +90,8 @@ DumpBuilder& DumpBuilder::frame(const std::function<void(format::RecordEncoder&)
   enc.begin_frame();
   fill(enc);
   std::vector<std::byte> records(enc.written().begin(), enc.written().end());
-  if (layout_ == FrameLayout::kColumns) records = columns_payload(records, ColumnCoding::kCarved);
+  if (layout_ == FrameLayout::kColumns) records = columns_payload(records, ColumnCoding::kSplit);
+  if (layout_ == FrameLayout::kCarvedColumns) records = columns_payload(records, ColumnCoding::kCarved);
   if (layout_ == FrameLayout::kAgedColumns) records = columns_payload(records, ColumnCoding::kAged);
   if (layout_ == FrameLayout::kRingColumns) records = columns_payload(records, ColumnCoding::kRings);
   if (layout_ == FrameLayout::kRecords) records.insert(records.begin(), std::byte{format::kLayoutRecords});

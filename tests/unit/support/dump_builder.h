@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "memrec/format/address_ages.h"
 #include "memrec/format/file_header.h"
 #include "memrec/format/record_encoder.h"
 
@@ -23,24 +24,35 @@ std::vector<std::byte> encode_header(const format::FileHeaderFields& fields);
 // Compresses `payload` (zstd, with a content checksum) behind a frame envelope.
 std::vector<std::byte> encode_frame(std::span<const std::byte> payload);
 
+// An AgeCoder with its table, 64-byte aligned as it needs.
+struct AgeTables {
+  struct alignas(64) Line {
+    std::byte b[64];
+  };
+  std::vector<Line> memory = std::vector<Line>(format::AgeCoder::kMemoryBytes / sizeof(Line));
+  format::AgeCoder coder{std::as_writable_bytes(std::span(memory))};
+};
+
 // How a columns payload codes its addresses (FORMAT.md, "Columns").
 enum class ColumnCoding {
-  kCarved,  // the current version's: by age, allocation misses from the carve point
+  kSplit,   // the current version's: kCarved's codes, split into columns by kind and byte
+  kCarved,  // version 4's: by age, allocation misses from the carve point
   kAged,    // version 3's: by age
   kRings,   // version 2's: by ring position
 };
 
 // A frame's payload from its version-1 records, split into columns as the
 // writer of that coding's version made it.
-std::vector<std::byte> columns_payload(std::span<const std::byte> records, ColumnCoding coding = ColumnCoding::kCarved);
+std::vector<std::byte> columns_payload(std::span<const std::byte> records, ColumnCoding coding = ColumnCoding::kSplit);
 
 // How DumpBuilder lays out each frame's records.
 enum class FrameLayout {
-  kColumns,      // the current version, as the preload writes
-  kRecords,      // the current version's fallback: layout byte 0, then the records
-  kAgedColumns,  // a version-3 file: columns with age-coded addresses
-  kRingColumns,  // a version-2 file: columns with ring-coded addresses
-  kVersion1,     // a version-1 file: the header says 1, payloads are records
+  kColumns,        // the current version, as the preload writes
+  kRecords,        // the current version's fallback: layout byte 0, then the records
+  kCarvedColumns,  // a version-4 file: columns with age-coded addresses and carved misses
+  kAgedColumns,    // a version-3 file: columns with age-coded addresses
+  kRingColumns,    // a version-2 file: columns with ring-coded addresses
+  kVersion1,       // a version-1 file: the header says 1, payloads are records
 };
 
 class DumpBuilder {

@@ -49,10 +49,11 @@ inline constexpr EnvironmentVariable kEnvLossy{
     "and the dump counts what was dropped. By default nothing is ever dropped."};
 inline constexpr EnvironmentVariable kEnvZstdLevel{
     "MEMREC_ZSTD_LEVEL", "auto", "zstd_level",
-    "The zstd compression level of the dump: auto, or 1-19. auto starts at 3 and goes up a level at a time, up "
-    "to 7, while compressing a frame takes the writer thread less than an eighth of the time the program takes "
-    "to fill one, and down again past a quarter; with one CPU it stays at 3. While compressing takes more than "
-    "a quarter, a frame begun after the program waited for the writer is compressed at level 1."};
+    "The zstd compression level of the dump: auto, or 1-19. auto starts at 3 and goes up, to at most 12, while "
+    "compressing a frame takes the writer thread less than an eighth of the time the program takes to fill one "
+    "(a level more for each halving beyond), and down a level past a quarter; with one CPU it stays at 3. When "
+    "the program waited for a writer whose compressing took more than a quarter, it goes down to 1 and climbs "
+    "again from there."};
 
 inline constexpr EnvironmentVariable kEnvironment[] = {
     kEnvOutput,        kEnvStartDisabled,   kEnvSignal, kEnvMaxDepth,  kEnvFollowExec,

@@ -1,4 +1,4 @@
-// Codes a frame's records straight into version 4's columns (FORMAT.md,
+// Codes a frame's records straight into version 5's columns (FORMAT.md,
 // "Columns"), for the preload's writer thread: the bytes are those that
 // splitting RecordEncoder's version-1 records gives (split_columns), without
 // writing and parsing them again. Alloc and Free, nearly every record, are
@@ -94,8 +94,8 @@ class ColumnEncoder {
   }
 
   // Writes the frame's columns payload; its size, or 0 if `out` is
-  // too small.
-  std::size_t finish(std::span<std::byte> out) const { return split_.finish(out); }
+  // too small. `ends`: see ColumnSplitter::finish.
+  std::size_t finish(std::span<std::byte> out, std::size_t* ends = nullptr) const { return split_.finish(out, ends); }
 
  private:
   // An Alloc's fields: a tag, four varints and an address code.

@@ -30,16 +30,19 @@
 
 namespace memrec::format {
 
-// The first byte of a version-2 or -3 payload.
+// The first byte of a payload from version 2 on.
 inline constexpr std::uint8_t kLayoutRecords = 0;      // the records follow as in version 1
 inline constexpr std::uint8_t kLayoutColumns = 1;      // a column directory, then the columns (version 2's rings)
 inline constexpr std::uint8_t kLayoutAgedColumns = 2;  // the same, addresses coded by age (version 3)
 // The same, an allocation's miss taken from the carve point (version 4).
 inline constexpr std::uint8_t kLayoutCarvedColumns = 3;
+// The same codes, each kind of address code and each long field in columns
+// of its own (version 5).
+inline constexpr std::uint8_t kLayoutSplitColumns = 4;
 
 // Whether a payload of `layout` holds columns (any but kLayoutRecords).
 constexpr bool is_columns_layout(std::uint8_t layout) {
-  return layout == kLayoutColumns || layout == kLayoutAgedColumns || layout == kLayoutCarvedColumns;
+  return layout >= kLayoutColumns && layout <= kLayoutSplitColumns;
 }
 
 // How far an allocation of `size` bytes moves the carve point: glibc's chunk
@@ -54,8 +57,52 @@ constexpr std::uint64_t carve_step(std::uint64_t size) {
   return chunk < 32 ? 32 : chunk;
 }
 
-enum class Column : std::uint8_t { kTags, kDt, kAddrK, kAddr, kSize, kStack, kRest };
-inline constexpr std::size_t kColumnCount = 7;
+// Layouts 1 to 3 have the first seven columns. Layout 4 has all twelve: its
+// kAddrK holds the codes of releases and mapping addresses only, kAllocK
+// those of allocations, and the address codes, miss deltas and sizes are
+// *split varints*: a varint's first byte in its column, the rest of its bytes
+// (if any) in the column's kHi partner. Each column then holds values of one
+// distribution, which zstd's entropy coder, byte by byte, codes nearly as
+// well as their own entropy: the first bytes of bench churn's free codes are
+// as random as the heap, their high bytes are not (FORMAT.md, version 5).
+enum class Column : std::uint8_t {
+  kTags,
+  kDt,
+  kAddrK,
+  kAddr,
+  kSize,
+  kStack,
+  kRest,
+  kAllocK,
+  kAddrKHi,
+  kAllocKHi,
+  kAddrHi,
+  kSizeHi,
+};
+inline constexpr std::size_t kColumnCount = 12;  // the most of any layout
+inline constexpr std::size_t kUnsplitColumnCount = 7;
+
+// How many columns a payload of `layout` has.
+constexpr std::size_t column_count(std::uint8_t layout) {
+  return layout == kLayoutSplitColumns ? kColumnCount : kUnsplitColumnCount;
+}
+
+// Where a split varint of column `c` keeps its bytes after the first
+// (layout 4); `c` itself for the columns that are not split.
+constexpr Column hi_column(Column c) {
+  switch (c) {
+    case Column::kAddrK:
+      return Column::kAddrKHi;
+    case Column::kAllocK:
+      return Column::kAllocKHi;
+    case Column::kAddr:
+      return Column::kAddrHi;
+    case Column::kSize:
+      return Column::kSizeHi;
+    default:
+      return c;
+  }
+}
 
 // addr_k values: a miss whose delta is a multiple of 16 (stored shifted), any
 // other miss, then codes that name an earlier address from kFirstRingSlot (=
@@ -214,22 +261,27 @@ using ColumnBuffers = std::array<std::span<std::byte>, kColumnCount>;
 // Splits version-1 records into columns, a run of records at a time, into
 // buffers the caller mapped; the address coding's state and the running
 // version-1 address carry over from one run to the next, so a frame split in
-// pieces gives the columns of the whole. With an AgeCoder the payload is
-// version 3's (kLayoutAgedColumns); without, version 2's rings
-// (kLayoutColumns), which only tests still write. The writer's ColumnEncoder
+// pieces gives the columns of the whole. The writer's ColumnEncoder
 // (column_encoder.h) codes its hottest records straight into the columns and
 // hands the others to add().
 class ColumnSplitter {
  public:
-  // `carve` (with `ages` only): version 4's allocation misses; without it
-  // version 3's, which only tests still write.
-  ColumnSplitter(const ColumnBuffers& scratch, AgeCoder* ages, bool carve = true)
-      : cols_{ByteWriter(scratch[0]), ByteWriter(scratch[1]), ByteWriter(scratch[2]), ByteWriter(scratch[3]),
-              ByteWriter(scratch[4]), ByteWriter(scratch[5]), ByteWriter(scratch[6])},
-        ages_(ages),
-        carve_(ages != nullptr && carve) {
+  // `layout`: version 5's kLayoutSplitColumns, what the recorder writes; the
+  // older layouts only tests still write: kLayoutCarvedColumns (version 4)
+  // and kLayoutAgedColumns (version 3) with `ages`, kLayoutColumns (version
+  // 2's rings) without. Layouts 2 to 4 need `ages`, layout 1 ignores it.
+  ColumnSplitter(const ColumnBuffers& scratch, AgeCoder* ages, std::uint8_t layout = kLayoutSplitColumns)
+      : cols_{ByteWriter(scratch[0]), ByteWriter(scratch[1]), ByteWriter(scratch[2]),  ByteWriter(scratch[3]),
+              ByteWriter(scratch[4]), ByteWriter(scratch[5]), ByteWriter(scratch[6]),  ByteWriter(scratch[7]),
+              ByteWriter(scratch[8]), ByteWriter(scratch[9]), ByteWriter(scratch[10]), ByteWriter(scratch[11])},
+        ages_(layout == kLayoutColumns ? nullptr : ages),
+        layout_(ages_ == nullptr ? kLayoutColumns : layout),
+        carve_(layout_ == kLayoutCarvedColumns || layout_ == kLayoutSplitColumns),
+        split_(layout_ == kLayoutSplitColumns) {
+    static_assert(kColumnCount == 12);
     if (ages_ != nullptr) ages_->begin_frame();
   }
+  std::uint8_t layout() const { return layout_; }
 
   // Empties the columns and forgets the addresses: a new frame.
   void reset() {
@@ -268,33 +320,62 @@ class ColumnSplitter {
     } else {
       code = ring_code(kind, addr);
     }
+    // Layout 4 keeps the codes of allocations apart from the others.
+    const Column k = split_ && kind == AddressKind::kAlloc ? Column::kAllocK : Column::kAddrK;
     if (code != 0) {
-      put<kChecked>(Column::kAddrK, code);
+      put<kChecked>(k, code);
     } else {
       const bool carved = carve_ && kind == AddressKind::kAlloc;
       const std::uint64_t base = carved && carve_at_ ? *carve_at_ : previous_;
       const auto d = static_cast<std::int64_t>(addr - base);
       const bool aligned = (d & 15) == 0;
-      put<kChecked>(Column::kAddrK, aligned ? kAddrMissAligned : kAddrMissUnaligned);
+      put<kChecked>(k, aligned ? kAddrMissAligned : kAddrMissUnaligned);
       put<kChecked>(Column::kAddr, zigzag(aligned ? d >> 4 : d));
       if (carved) carve_at_ = addr + carve_step(size);
     }
     previous_ = addr;
   }
+  // A varint of column `c`: split in layout 4 where hi_column(c) says so,
+  // whole otherwise. kChecked false: the caller knows every column has room
+  // for a varint.
   template <bool kChecked = true>
   void put(Column c, std::uint64_t v) {
+    const Column hi = split_ ? hi_column(c) : c;
+    if (hi != c) {
+      // The varint's first byte, and the bytes LEB128 would write after it:
+      // those of v >> 7.
+      if constexpr (kChecked) {
+        col(c).u8(static_cast<std::uint8_t>(v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+        if (v >= 0x80) col(hi).varint(v >> 7);
+      } else {
+        col(c).u8_unchecked(static_cast<std::uint8_t>(v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+        if (v >= 0x80) col(hi).varint_unchecked(v >> 7);
+      }
+      return;
+    }
     if constexpr (kChecked) {
       col(c).varint(v);
     } else {
       col(c).varint_unchecked(v);
     }
   }
+  // A varint's bytes as a record holds them, into column `c` (split as put()
+  // would).
+  void put_bytes(Column c, std::span<const std::byte> varint) {
+    const Column hi = split_ ? hi_column(c) : c;
+    if (hi == c || varint.empty()) {
+      col(c).raw(varint);
+      return;
+    }
+    col(c).raw(varint.first(1));
+    col(hi).raw(varint.subspan(1));
+  }
 
   // Splits whole records; false when they do not parse or a column is full
   // (the columns then hold part of them).
   bool add(std::span<const std::byte> records) {
     detail::RecordCursor in(records);
-    auto copy = [&](Column c) { col(c).raw(in.varint_bytes()); };
+    auto copy = [&](Column c) { put_bytes(c, in.varint_bytes()); };
     auto next_address = [&](AddressKind kind) {
       v1_addr_ = undelta(v1_addr_, in.varint());
       address(kind, v1_addr_, 0);
@@ -304,7 +385,7 @@ class ColumnSplitter {
     auto alloc_address_and_size = [&] {
       v1_addr_ = undelta(v1_addr_, in.varint());
       const std::span<const std::byte> size = in.varint_bytes();
-      col(Column::kSize).raw(size);
+      put_bytes(Column::kSize, size);
       const auto value = get_varint(size);
       address(AddressKind::kAlloc, v1_addr_, value ? value->value : 0);
     };
@@ -371,15 +452,22 @@ class ColumnSplitter {
 
   // Writes the columns payload to `out`; returns its size, or 0 when `out`
   // is too small or a column overflowed.
-  std::size_t finish(std::span<std::byte> out) const {
+  // `ends` (if given, kColumnCount long): where each column ends in the
+  // payload, 0 for those the layout does not have.
+  std::size_t finish(std::span<std::byte> out, std::size_t* ends = nullptr) const {
     ByteWriter w(out);
-    w.u8(ages_ == nullptr ? kLayoutColumns : carve_ ? kLayoutCarvedColumns : kLayoutAgedColumns);
-    w.varint(kColumnCount);
-    for (const ByteWriter& c : cols_) {
-      if (!c.ok()) return 0;
-      w.varint(c.size());
+    const std::size_t n = column_count(layout_);
+    w.u8(layout_);
+    w.varint(n);
+    for (std::size_t i = 0; i < kColumnCount; ++i) {
+      if (!cols_[i].ok() || (i >= n && cols_[i].size() != 0)) return 0;
+      if (i < n) w.varint(cols_[i].size());
     }
-    for (const ByteWriter& c : cols_) w.raw(c.written());
+    for (std::size_t i = 0; i < n; ++i) {
+      w.raw(cols_[i].written());
+      if (ends != nullptr) ends[i] = w.size();
+    }
+    for (std::size_t i = n; ends != nullptr && i < kColumnCount; ++i) ends[i] = 0;
     return w.ok() ? w.size() : 0;
   }
 
@@ -395,7 +483,9 @@ class ColumnSplitter {
 
   std::array<ByteWriter, kColumnCount> cols_;
   AgeCoder* ages_;
+  std::uint8_t layout_;
   bool carve_;
+  bool split_;
   AddressCoderState rings_;
   std::uint64_t previous_ = 0;  // the last address coded, of any kind
   // Where the next fresh block would start: after the frame's last
@@ -404,13 +494,12 @@ class ColumnSplitter {
   std::uint64_t v1_addr_ = 0;  // version 1's running address (FORMAT.md, "Delta state")
 };
 
-// Splits a frame's version-1 `records` into a columns payload in `out`:
-// version 4's with `ages` (version 3's if not `carve`), version 2's without.
-// Returns its size, or 0 when the records do not parse or a buffer is too
-// small.
+// Splits a frame's version-1 `records` into a columns payload of `layout` in
+// `out` (see ColumnSplitter). Returns its size, or 0 when the records do not
+// parse or a buffer is too small.
 inline std::size_t split_columns(std::span<const std::byte> records, const ColumnBuffers& scratch,
-                                 std::span<std::byte> out, AgeCoder* ages, bool carve = true) {
-  ColumnSplitter splitter(scratch, ages, carve);
+                                 std::span<std::byte> out, AgeCoder* ages, std::uint8_t layout = kLayoutSplitColumns) {
+  ColumnSplitter splitter(scratch, ages, layout);
   return splitter.add(records) ? splitter.finish(out) : 0;
 }
 

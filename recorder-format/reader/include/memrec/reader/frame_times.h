@@ -22,11 +22,11 @@ namespace memrec::reader {
 
 inline constexpr std::uint64_t kNoEventTime = std::numeric_limits<std::uint64_t>::max();
 
-// The earliest event time of a kLayoutColumns payload (without its layout
-// byte), kNoEventTime when it has no event; nothing when its tags, `dt` or
-// `rest` do not parse: the caller then decodes the frame in full, whose
-// verdict counts.
-std::optional<std::uint64_t> earliest_in_columns(std::span<const std::byte> columns);
+// The earliest event time of a columns payload of `layout` (without its
+// layout byte), kNoEventTime when it has no event; nothing when its tags,
+// `dt` or `rest` do not parse: the caller then decodes the frame in full,
+// whose verdict counts.
+std::optional<std::uint64_t> earliest_in_columns(std::span<const std::byte> columns, std::uint8_t layout);
 
 // One per worker thread: reuses its zstd context and buffer across frames.
 class FrameTimeScanner {
