@@ -207,20 +207,32 @@ def target_rows(results, command):
         limit = TARGETS["dump bytes per allocation"]
         rows.append([f"`churn-1t`: dump ≤ {limit:g} bytes per allocation (with its free)", f"{value:.2f} B", "",
                      verdict(value <= limit)])
+    for name, result in results.items():
+        if result["group"] == "program":
+            ratio = _median(per_rep(result["reps"], lambda r: r["memrec_bytes"] / r["heaptrack_bytes"]))
+            rows.append([f"`{name}`: dump no larger than heaptrack's file", f"{ratio:.2f} × heaptrack's", "",
+                         verdict(ratio <= 1)])
     main = {n: r for n, r in results.items() if r["group"] != "depth"}
-    if main:
-        speedups = {n: _median(per_rep(r["reps"], lambda x: x["heaptrack_print"]["wall_s"] /
-                                       x["memrec_analyzer"]["wall_s"])) for n, r in main.items()}
-        worst = min(speedups, key=speedups.get)
+    speedups = {n: _median(per_rep(r["reps"], lambda x: x["heaptrack_print"]["wall_s"] /
+                                   x["memrec_analyzer"]["wall_s"])) for n, r in main.items()}
+    memory = {n: _median(per_rep(r["reps"], lambda x: x["memrec_analyzer"]["maxrss_kib"])) * 1024 /
+              allocations(r) for n, r in main.items()}
+    # The analyzer targets are on the churn dump; the worst of the
+    # other workloads is shown beside them, not judged.
+    if "churn-1t" in main:
         limit = TARGETS["analyzer speed-up"]
-        rows.append([f"memrec {command} ≥ {limit:g}× faster than heaptrack_print (worst workload)",
-                     f"{speedups[worst]:.2f}× (`{worst}`)", "", verdict(speedups[worst] >= limit)])
-        memory = {n: _median(per_rep(r["reps"], lambda x: x["memrec_analyzer"]["maxrss_kib"])) * 1024 /
-                  allocations(r) for n, r in main.items()}
-        worst = max(memory, key=memory.get)
+        rows.append([f"`churn-1t`: memrec {command} ≥ {limit:g}× faster than heaptrack_print",
+                     f"{speedups['churn-1t']:.2f}×", "", verdict(speedups["churn-1t"] >= limit)])
         limit = TARGETS["analyzer bytes per allocation"]
-        rows.append([f"memrec {command} peak RSS ≤ {limit:g} bytes per allocation (worst workload)",
-                     f"{memory[worst]:.1f} B (`{worst}`)", "", verdict(memory[worst] <= limit)])
+        rows.append([f"`churn-1t`: memrec {command} peak RSS ≤ {limit:g} bytes per allocation",
+                     f"{memory['churn-1t']:.1f} B", "", verdict(memory["churn-1t"] <= limit)])
+    if main:
+        worst = min(speedups, key=speedups.get)
+        rows.append([f"memrec {command} against heaptrack_print, slowest workload (not a target)",
+                     f"{speedups[worst]:.2f}× (`{worst}`)", "", "—"])
+        worst = max(memory, key=memory.get)
+        rows.append([f"memrec {command} peak RSS per allocation, largest (not a target)",
+                     f"{memory[worst]:.1f} B (`{worst}`)", "", "—"])
     over = {n: _median(per_rep(r["reps"], extra_rss_mib("memrec"))) / _median(per_rep(r["reps"], rss_allowance_mib))
             for n, r in results.items()}
     if over:

@@ -81,7 +81,7 @@ class AgeCoder {
   void prefetch(std::uint64_t addr) const { __builtin_prefetch(&buckets_[bucket(addr)], 1); }
 
   // A released block's code (kFirstAgeCode and up), or 0 for a miss.
-  std::uint64_t free(std::uint64_t addr) {
+  [[gnu::always_inline]] std::uint64_t free(std::uint64_t addr) {
     Entry* e = find(addr);
     std::uint64_t code = 0;
     std::uint32_t cls = 0;
@@ -106,7 +106,7 @@ class AgeCoder {
   }
 
   // An allocated block's code (kFirstAgeCode and up), or 0 for a miss.
-  std::uint64_t alloc(std::uint64_t addr, std::uint64_t size) {
+  [[gnu::always_inline]] std::uint64_t alloc(std::uint64_t addr, std::uint64_t size) {
     const std::uint32_t cls = size_class(size);
     Entry* e = find(addr);
     std::uint64_t code = 0;
@@ -164,8 +164,9 @@ class AgeCoder {
     return nullptr;
   }
 
-  // The entry of `addr`'s bucket to give it: see the class comment.
-  Entry* victim(std::uint64_t addr) {
+  // The entry of `addr`'s bucket to give it: see the class comment. Out of
+  // line: most addresses are found.
+  [[gnu::noinline]] Entry* victim(std::uint64_t addr) {
     Bucket& b = buckets_[bucket(addr)];
     Entry* best = &b.e[0];
     std::uint64_t best_key = ~std::uint64_t{0};

@@ -49,10 +49,10 @@ class ColumnEncoder {
   bool alloc(AllocFn fn, std::uint64_t time_ns, std::uint64_t addr, std::uint64_t size, std::uint32_t stack) {
     if (!room(kMaxFastRecord)) return false;
     split_.col(Column::kTags).u8_unchecked(static_cast<std::uint8_t>(Tag::kAllocBase) | static_cast<std::uint8_t>(fn));
-    split_.put<false>(Column::kDt, delta(state_.time_ns, time_ns));
-    split_.address<false>(AddressKind::kAlloc, addr, size);
-    split_.put<false>(Column::kSize, size);
-    split_.put<false>(Column::kStack, delta(state_.stack, stack));
+    split_.put_field<false, Column::kDt>(delta(state_.time_ns, time_ns));
+    split_.address_as<false, AddressKind::kAlloc>(addr, size);
+    split_.put_field<false, Column::kSize>(size);
+    split_.put_field<false, Column::kStack>(delta(state_.stack, stack));
     state_ = DeltaState{time_ns, addr, stack};
     bound_ += kMaxFastRecord;
     return true;
@@ -60,8 +60,8 @@ class ColumnEncoder {
   bool free(std::uint64_t time_ns, std::uint64_t addr) {
     if (!room(kMaxFastRecord)) return false;
     split_.col(Column::kTags).u8_unchecked(static_cast<std::uint8_t>(Tag::kFree));
-    split_.put<false>(Column::kDt, delta(state_.time_ns, time_ns));
-    split_.address<false>(AddressKind::kFree, addr, 0);
+    split_.put_field<false, Column::kDt>(delta(state_.time_ns, time_ns));
+    split_.address_as<false, AddressKind::kFree>(addr, 0);
     state_.time_ns = time_ns;
     state_.addr = addr;
     bound_ += kMaxFastRecord;
