@@ -25,9 +25,8 @@ class FramePipeline {
   // How many frames the workers may run ahead: about `window_bytes` of
   // decompressed payload, at least a frame per worker and one more (so that
   // none waits while the consumer holds a frame), at most 4 per worker.
-  // Version 5's frames are four times the size of earlier ones: 4 of them
-  // per worker held 40 MB more of decoded events on bench churn's dump, and
-  // a window of 3 frames reads it as fast as 8 (of 2 workers).
+  // Version 5's frames are twice the size of earlier ones, so twice the
+  // events each: the same megabyte per worker is half the frames.
   static std::size_t window_for(const reader::Dump& dump, unsigned threads, std::size_t window_bytes);
 
   // `dump` must outlive the pipeline. `window`: as window_for() says.
