@@ -148,6 +148,35 @@ TEST_SUITE("format/address_ages") {
     CHECK(t.coder.free(d) == 0);                  // d is not
   }
 
+  TEST_CASE("codes stay right where the 32 bits an entry keeps of its number wrap") {
+    // Allocations and frees numbered from 2^32 - 100: the low 32 bits of
+    // entries made before the wrap are larger than those made after it.
+    std::vector<memrec::testing::AgeTables::Line> lines(AgeCoder::kMemoryBytes / 64);
+    AgeCoder coder(std::as_writable_bytes(std::span(lines)), (std::uint64_t{1} << 32) - 100);
+    coder.begin_frame();
+    for (std::uint64_t i = 0; i < 200; ++i) CHECK(coder.alloc(0x1000 + 16 * i, 16) == 0);
+    // The oldest block, 199 allocations back, numbered before the wrap.
+    CHECK(coder.free(0x1000) == kFirstAgeCode + 199);
+    CHECK(coder.free(0x1000 + 16 * 199) == kFirstAgeCode + 0);
+    CHECK(coder.alloc(0x1000, 16) == kFirstAgeCode + 2 * 1);
+  }
+
+  TEST_CASE("an entry from 2^32 numbers ago is not taken for this frame's") {
+    // An allocation numbered just under 2^31; then a frame begun 2^32
+    // allocations later, whose numbers have the same low 32 bits. A new frame
+    // clears the table once the numbers passed a multiple of 2^31, so the old
+    // entry cannot pass for this frame's.
+    std::vector<memrec::testing::AgeTables::Line> lines(AgeCoder::kMemoryBytes / 64);
+    AgeCoder coder(std::as_writable_bytes(std::span(lines)), (std::uint64_t{1} << 31) - 2);
+    coder.begin_frame();
+    CHECK(coder.alloc(0x5000, 32) == 0);
+    coder.skip_numbers((std::uint64_t{1} << 32) - 1);
+    coder.begin_frame();
+    CHECK(coder.alloc(0x6000, 32) == 0);
+    CHECK(coder.free(0x5000) == 0);  // its allocation is not this frame's
+    CHECK(coder.free(0x6000) == kFirstAgeCode + 0);
+  }
+
   TEST_CASE("addresses the tables forgot are coded as deltas, and every frame reads back exactly") {
     // 100,000 blocks at random addresses: far more than the table holds,
     // so the allocations miss and some frees too.

@@ -60,6 +60,18 @@ class AgeCoder {
   // `memory`: kMemoryBytes, 64-byte aligned, zero-filled (fresh anonymous
   // pages are).
   explicit AgeCoder(std::span<std::byte> memory) : buckets_(reinterpret_cast<Bucket*>(memory.data())) {}
+  // Numbers allocations and frees from `first` (tests: where the 32 bits an
+  // entry keeps wrap).
+  AgeCoder(std::span<std::byte> memory, std::uint64_t first) : AgeCoder(memory) {
+    alloc_seq_ = free_seq_ = alloc_start_ = free_start_ = first;
+    alloc_epoch_ = free_epoch_ = first >> 31;
+  }
+  // Tests: numbers `n` allocations and `n` frees as used, as that many of
+  // other addresses would, without their entries.
+  void skip_numbers(std::uint64_t n) {
+    alloc_seq_ += n;
+    free_seq_ += n;
+  }
 
   void begin_frame() {
     // An entry keeps the low 32 bits of its sequence number. Clearing the
