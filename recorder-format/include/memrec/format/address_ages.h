@@ -164,30 +164,43 @@ class AgeCoder {
     return static_cast<std::uint32_t>(static_cast<std::uint32_t>(next) - 1 - static_cast<std::uint32_t>(info >> 32));
   }
 
-  static std::size_t bucket(std::uint64_t addr) {
-    return static_cast<std::size_t>((addr * 0x9e3779b97f4a7c15ull) >> (64 - kBucketBits));
-  }
+  static std::uint64_t hash(std::uint64_t addr) { return addr * 0x9e3779b97f4a7c15ull; }
+  static std::size_t bucket(std::uint64_t addr) { return static_cast<std::size_t>(hash(addr) >> (64 - kBucketBits)); }
+  // The entry an address takes when it can (victim()), and looks in first:
+  // most lookups then compare one address.
+  static std::size_t home(std::uint64_t addr) { return static_cast<std::size_t>(hash(addr) >> (62 - kBucketBits)) & 3; }
 
   Entry* find(std::uint64_t addr) {
+    if (addr == 0) return nullptr;
     Bucket& b = buckets_[bucket(addr)];
+    Entry& first = b.e[home(addr)];
+    if (first.addr == addr) [[likely]]
+      return &first;
     for (Entry& e : b.e) {
-      if (e.addr == addr && addr != 0) return &e;
+      if (e.addr == addr) return &e;
     }
     return nullptr;
+  }
+
+  // Whether `e` holds an address of this frame.
+  bool current(const Entry& e) const {
+    const bool is_free = freed(e.info);
+    const std::uint64_t age = age_of(e.info, is_free ? free_seq_ : alloc_seq_);
+    return e.addr != 0 && age < (is_free ? free_seq_ - free_start_ : alloc_seq_ - alloc_start_);
   }
 
   // The entry of `addr`'s bucket to give it: see the class comment. Out of
   // line: most addresses are found.
   [[gnu::noinline]] Entry* victim(std::uint64_t addr) {
     Bucket& b = buckets_[bucket(addr)];
+    if (!current(b.e[home(addr)])) return &b.e[home(addr)];
     Entry* best = &b.e[0];
     std::uint64_t best_key = ~std::uint64_t{0};
     for (Entry& e : b.e) {
       const bool is_free = freed(e.info);
       const std::uint64_t age = age_of(e.info, is_free ? free_seq_ : alloc_seq_);
-      const bool current = e.addr != 0 && age < (is_free ? free_seq_ - free_start_ : alloc_seq_ - alloc_start_);
       // Smallest first: stale, then frees, then allocations, the oldest of each first.
-      const std::uint64_t key = !current ? 0 : (std::uint64_t{is_free ? 1u : 2u} << 32) | (0xffffffffu - age);
+      const std::uint64_t key = !current(e) ? 0 : (std::uint64_t{is_free ? 1u : 2u} << 32) | (0xffffffffu - age);
       if (key < best_key) {
         best_key = key;
         best = &e;
