@@ -799,13 +799,20 @@ ZSTD_compressionParameters auto_level_params(int level, std::size_t frame_bytes 
 // (or level 1, after backpressure) and any frame size: the largest of their
 // estimates. zstd picks a level's strategy by the pledged size, and for small
 // frames some levels use an optimal parser with tables of its own; a context
-// too small for them would make a frame fail and stop the recording.
+// too small for them would make a frame fail and stop the recording. Each is
+// estimated with the window, hash and chain logs setup_buffers() sets for
+// every frame, which zstd may lower for a small frame but never raises.
 std::size_t auto_level_cctx_bytes() {
+  const ZSTD_compressionParameters fixed = auto_level_params(AutoLevel::kTop);
   std::size_t most = 0;
   for (int level = 1; level <= AutoLevel::kTop; ++level) {
     for (const std::size_t frame_bytes :
          {std::size_t{16} << 10, std::size_t{128} << 10, std::size_t{256} << 10, kFrameSoftLimit}) {
-      most = std::max(most, ZSTD_estimateCStreamSize_usingCParams(auto_level_params(level, frame_bytes)));
+      ZSTD_compressionParameters p = auto_level_params(level, frame_bytes);
+      p.windowLog = fixed.windowLog;
+      p.hashLog = fixed.hashLog;
+      p.chainLog = fixed.chainLog;
+      most = std::max(most, ZSTD_estimateCStreamSize_usingCParams(p));
     }
   }
   return most;

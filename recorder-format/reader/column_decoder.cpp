@@ -63,9 +63,9 @@ class ColumnDecoder {
     const std::uint8_t b = first.u8();
     if ((b & 0x80) == 0) return b;
     ByteReader& rest = col(hi);
-    const std::uint64_t high = rest.varint();
-    if (high >> 57 != 0) rest.fail("a varint is longer than 64 bits");
-    return (b & 0x7f) | high << 7;
+    const auto value = format::join_split_varint(b, rest.varint());
+    if (!value) rest.fail("a varint is longer than 64 bits");
+    return value.value_or(0);
   }
 
   std::uint64_t time() { return state_.delta.time_ns = col(Column::kDt).delta_from(state_.delta.time_ns); }

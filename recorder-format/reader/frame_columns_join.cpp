@@ -106,8 +106,8 @@ class Joiner {
     const auto b = static_cast<std::uint8_t>((*first)[0]);
     if ((b & 0x80) == 0) return b;
     const auto high = col(hi).varint();
-    if (!high || *high >> 57 != 0) return std::nullopt;
-    return (b & 0x7f) | *high << 7;
+    if (!high) return std::nullopt;
+    return format::join_split_varint(b, *high);
   }
   void put_varint(std::uint64_t v) {
     std::byte buf[format::kMaxVarintBytes];

@@ -82,6 +82,13 @@ enum class Column : std::uint8_t {
 inline constexpr std::size_t kColumnCount = 12;  // the most of any layout
 inline constexpr std::size_t kUnsplitColumnCount = 7;
 
+// A split varint's value from its first byte `first` (high bit set) and the
+// varint `high` its partner column holds; nothing when they pass 64 bits.
+constexpr std::optional<std::uint64_t> join_split_varint(std::uint8_t first, std::uint64_t high) {
+  if (high >> 57 != 0) return std::nullopt;
+  return (first & 0x7f) | high << 7;
+}
+
 // How many columns a payload of `layout` has.
 constexpr std::size_t column_count(std::uint8_t layout) {
   return layout == kLayoutSplitColumns ? kColumnCount : kUnsplitColumnCount;
@@ -281,7 +288,6 @@ class ColumnSplitter {
     static_assert(kColumnCount == 12);
     if (ages_ != nullptr) ages_->begin_frame();
   }
-  std::uint8_t layout() const { return layout_; }
 
   // Empties the columns and forgets the addresses: a new frame.
   void reset() {
@@ -323,7 +329,8 @@ class ColumnSplitter {
     }
   }
   // address() of an address of kind kKind, the writer's hot path: its
-  // columns known when compiled (a third fewer instructions per address).
+  // columns known when compiled (7.8 % fewer writer instructions on bench
+  // churn than address() with the kind at run time).
   template <bool kChecked, AddressKind kKind>
   [[gnu::always_inline]] void address_as(std::uint64_t addr, std::uint64_t size) {
     std::uint64_t code = 0;
