@@ -13,6 +13,7 @@
 #include "exit_codes.h"
 #include "export/export_cli.h"
 #include "load/dump_loader.h"
+#include "model/spill_buffer.h"
 #include "reports/info_command.h"
 #include "reports/report_command.h"
 #include "run/environment_help.h"
@@ -202,6 +203,8 @@ int view_main(const std::vector<std::string>& args) {
       ("port", po::value(&options.port)->default_value(options.port), "TCP port (0: any free one, printed)")  //
       ("host", po::value(&options.host)->default_value(options.host),
        "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps");
+  options.spill_dir = default_spill_directory();
+  visible.add_options()("spill-dir", po::value(&options.spill_dir), kSpillDirHelp);
   add_load_options(visible, options);
   po::variables_map vm;
   if (const auto done =

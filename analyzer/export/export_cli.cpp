@@ -8,6 +8,7 @@
 #include "exit_codes.h"
 #include "export/export_command.h"
 #include "load/dump_loader.h"
+#include "model/spill_buffer.h"
 
 namespace po = boost::program_options;
 
@@ -70,6 +71,7 @@ int export_main(const std::vector<std::string>& args) {
   ExportOptions options;
   ExportFilterOptions& filter = options.filter;
   std::string output;
+  std::string spill_dir = default_spill_directory();
   std::string from;
   std::string to;
   po::options_description visible("Options");
@@ -83,7 +85,8 @@ int export_main(const std::vector<std::string>& args) {
       ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
       ("to", po::value(&to), "count only events up to this time")                                           //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
-      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp);
+      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp)                              //
+      ("spill-dir", po::value(&spill_dir), kSpillDirHelp);
   po::options_description filters("Filters (only the allocations that pass every one count; not for heaptrack)");
   std::string thread_index, site, match, search, min_size, max_size, min_life, max_life, alive_at;
   filters.add_options()                                                                                        //
@@ -118,6 +121,7 @@ int export_main(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (options.files.empty()) return usage("export: no dump file given");
+  set_spill_directory(spill_dir);
   if (options.format.empty()) return usage(std::string("export: --format is required (") + kExportFormats + ")");
   optional_value(vm, "output", output, options.output);
   optional_value(vm, "from", from, options.from);

@@ -12,6 +12,7 @@
 #include "export/export_metric.h"
 #include "export/export_writers.h"
 #include "export/heaptrack.h"
+#include "model/spill_buffer.h"
 #include "reports/report_output.h"
 #include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
@@ -144,7 +145,9 @@ ExportResult load_export(const ExportOptions& options, LoadedExport& loaded) {
 
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
   const auto collect_warnings = [&] {
-    const std::vector<std::string> all = symbolizer.warnings();
+    std::vector<std::string> all = symbolizer.warnings();
+    const std::vector<std::string> spill = spill_warnings();
+    all.insert(all.end(), spill.begin(), spill.end());
     const std::set<std::string> unique(all.begin(), all.end());
     res.warnings.assign(unique.begin(), unique.end());
     return unique;

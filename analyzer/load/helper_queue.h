@@ -20,8 +20,13 @@ class HelperQueue {
  public:
   // `handle` runs on the thread for each item, in the order pushed. With
   // `max_pending` (0: no bound), push() waits while that many items wait.
-  explicit HelperQueue(std::function<void(T&)> handle, std::size_t max_pending = 0)
-      : handle_(std::move(handle)), max_pending_(max_pending), thread_([this] { run(); }) {}
+  // With `lower_priority` false, the thread keeps the load's priority: for
+  // work as serial as the replay's (sink_thread.h).
+  explicit HelperQueue(std::function<void(T&)> handle, std::size_t max_pending = 0, bool lower_priority = true)
+      : handle_(std::move(handle)),
+        max_pending_(max_pending),
+        lower_priority_(lower_priority),
+        thread_([this] { run(); }) {}
   ~HelperQueue() { finish(); }
   HelperQueue(const HelperQueue&) = delete;
   HelperQueue& operator=(const HelperQueue&) = delete;
@@ -47,7 +52,7 @@ class HelperQueue {
 
  private:
   void run() {
-    lower_helper_priority();
+    if (lower_priority_) lower_helper_priority();
     for (;;) {
       T item;
       {
@@ -64,6 +69,7 @@ class HelperQueue {
 
   std::function<void(T&)> handle_;
   std::size_t max_pending_;
+  bool lower_priority_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<T> queue_;  // guarded by mutex_

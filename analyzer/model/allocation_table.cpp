@@ -20,6 +20,11 @@ template <typename T>
 std::uint64_t bytes_of(const std::vector<T>& v) {
   return v.capacity() * sizeof(T);
 }
+// A column's pages past its end were never touched: they take no memory.
+template <typename T>
+std::uint64_t bytes_of(const SpillColumn<T>& v) {
+  return v.size() * sizeof(T);
+}
 
 }  // namespace
 
@@ -34,9 +39,10 @@ std::uint32_t AllocationTable::thread(std::uint32_t row) const {
 }
 
 std::optional<std::uint32_t> AllocationTable::free_exception(std::uint32_t k) const {
-  const auto it = std::lower_bound(free_exceptions_.begin(), free_exceptions_.end(), std::pair{k, 0u});
-  if (it == free_exceptions_.end() || it->first != k) return std::nullopt;
-  return it->second;
+  const auto* it = std::lower_bound(free_exceptions_.begin(), free_exceptions_.end(), k,
+                                    [](const FreeException& e, std::uint32_t key) { return e.k < key; });
+  if (it == free_exceptions_.end() || it->k != k) return std::nullopt;
+  return it->rows;
 }
 
 std::uint32_t AllocationTable::rows_before_free(std::uint32_t k) const {
@@ -130,7 +136,7 @@ void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) 
 void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
   const auto rows = static_cast<std::uint32_t>(alloc_ns_.size());
   const std::uint32_t by_time = rows > 0 && alloc_ns_.back() == time_ns ? run_start_ : rows;
-  if (by_time != rows) t_.free_exceptions_.emplace_back(static_cast<std::uint32_t>(t_.free_order_.size()), rows);
+  if (by_time != rows) t_.free_exceptions_.push_back({static_cast<std::uint32_t>(t_.free_order_.size()), rows});
   t_.free_ns_[row] = time_ns;
   t_.free_order_.push_back(row);
   free_after_.push_back(rows);
@@ -243,7 +249,6 @@ AllocationTable AllocationTableBuilder::finish() {
     t_.free_exceptions_ = {};
   }
   free_after_ = {};
-  t_.free_exceptions_.shrink_to_fit();
   pack_times();
   build_checkpoints();
   AllocationTable& t = t_;
@@ -261,8 +266,6 @@ AllocationTable AllocationTableBuilder::finish() {
   t.realloc_rows_.erase(std::unique(t.realloc_rows_.begin(), t.realloc_rows_.end()), t.realloc_rows_.end());
   t.realloc_rows_.shrink_to_fit();
   std::sort(t.replaced_rows_.begin(), t.replaced_rows_.end());
-  for (auto* v : {&t.free_ns_, &t.meta_}) v->shrink_to_fit();
-  for (auto* v : {&t.alloc_delta_, &t.size_, &t.site_, &t.free_order_, &t.free_after_}) v->shrink_to_fit();
   return std::move(t_);
 }
 

@@ -2,7 +2,8 @@
 // instant queries (model/allocation_queries.h). Filled during view's replay as
 // an OrderedEventSink (rows in the merged order of their allocation); `report`
 // never builds it: its model stays the streaming StackReplay.
-// 36 bytes an allocation, indexes included (docs/api.md "The allocation table").
+// 36 bytes an allocation, indexes included (docs/api.md "The allocation table"),
+// in SpillColumns: files the kernel pages out when a spill directory is set.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "load/ordered_events.h"
 #include "model/address_map.h"
 #include "model/heap_event.h"
+#include "model/spill_column.h"
 
 namespace memrec::analyzer {
 
@@ -122,17 +124,23 @@ class AllocationTable {
   // Allocation times: a base per kTimeBlock rows plus a 32-bit delta; a block
   // spanning 2^32 ns or more has bit 63 of its base set and its times in alloc_wide_.
   std::vector<std::uint64_t> alloc_base_;
-  std::vector<std::uint32_t> alloc_delta_;
+  SpillColumn<std::uint32_t> alloc_delta_;
   std::vector<std::uint64_t> alloc_wide_;
-  std::vector<std::uint64_t> free_ns_;
-  std::vector<std::uint32_t> size_;
-  std::vector<std::uint32_t> site_;
-  std::vector<std::uint64_t> meta_;  // address (48 bits) | thread (15 bits) << 48 | temporary << 63
-  std::vector<std::uint32_t> free_order_;
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> free_exceptions_;  // (k, rows before it), sorted
+  SpillColumn<std::uint64_t> free_ns_;
+  SpillColumn<std::uint32_t> size_;
+  SpillColumn<std::uint32_t> site_;
+  SpillColumn<std::uint64_t> meta_;  // address (48 bits) | thread (15 bits) << 48 | temporary << 63
+  SpillColumn<std::uint32_t> free_order_;
+  struct FreeException {
+    std::uint32_t k;     // the free's position in free_order_
+    std::uint32_t rows;  // rows allocated before it
+  };
+  // By k. Most frees, on a clock coarser than the allocator, until finish()
+  // swaps them for free_after_: a spill column too.
+  SpillColumn<FreeException> free_exceptions_;
   // Instead of the exceptions when they are most frees (a clock coarser than
   // the allocator: a thread's malloc and free share their ns): rows before each free.
-  std::vector<std::uint32_t> free_after_;
+  SpillColumn<std::uint32_t> free_after_;
   std::unordered_map<std::uint32_t, std::uint64_t> big_sizes_;            // sizes >= 4 GiB - 1
   std::unordered_map<std::uint32_t, std::uint64_t> big_addrs_;            // addresses >= 2^48 - 1
   std::unordered_map<std::uint32_t, std::uint32_t> big_threads_;          // thread indices >= 32767
@@ -144,7 +152,7 @@ class AllocationTable {
   std::vector<std::uint64_t> replaced_ns_;
   std::vector<std::uint64_t> mmap_ns_;
   std::vector<std::uint32_t> site_offsets_;
-  std::vector<std::uint32_t> site_rows_;
+  SpillColumn<std::uint32_t> site_rows_;
   std::vector<std::uint64_t> skip_max_free_;
   std::vector<HeapCheckpoint> checkpoints_;
 };
@@ -166,8 +174,8 @@ class AllocationTableBuilder final : public OrderedEventSink {
   AddressMap live_;                             // address -> row (in LiveBlock::size)
   std::vector<std::uint64_t> last_addr_;        // by thread: its latest allocated address, while live
   std::vector<std::uint32_t> realloc_pending_;  // by thread: the row its realloc just freed
-  std::vector<std::uint64_t> alloc_ns_;         // until finish() packs them
-  std::vector<std::uint32_t> free_after_;       // by free: rows before it (kept by finish() if needed)
+  SpillColumn<std::uint64_t> alloc_ns_;         // until finish() packs them
+  SpillColumn<std::uint32_t> free_after_;       // by free: rows before it (kept by finish() if needed)
   std::uint32_t run_start_ = 0;                 // the first row allocated at the latest allocation's time
   std::uint64_t last_time_ns_ = 0;
 };

@@ -7,6 +7,7 @@
 
 #include "load/free_pages.h"
 #include "load/ordered_events.h"
+#include "load/sink_thread.h"
 #include "reports/symbol_prefetch.h"
 
 namespace memrec::analyzer {
@@ -97,8 +98,11 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   if (window.to_ns) abs.to_ns = start + *window.to_ns;
 
   StackReplay replay(abs, selected);
+  // `also` (view's allocation table) takes the events on a thread of its own.
+  std::optional<SinkThread> also_thread;
+  if (also != nullptr) also_thread.emplace(*also);
   std::optional<TimelineTee> tee;
-  if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also);
+  if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also_thread ? &*also_thread : nullptr);
   // The modules' debug files open while the events still stream
   // (symbol_prefetch.h).
   SymbolPrefetch prefetch(symbolizer);
@@ -108,6 +112,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   };
   auto streamed = stream_dump(path, options, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
   prefetch.finish();
+  if (also_thread) also_thread->finish();
   if (!streamed) return streamed.error();
   replay.finish();
   return_free_pages();  // what the decoding threads and the live blocks held

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "exit_codes.h"
+#include "model/spill_buffer.h"
 #include "reports/progress_bar.h"
 #include "server/http_server.h"
 #include "symbolize/symbolizer.h"
@@ -22,6 +23,7 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     err << "memrec: view: --port must be from 0 to 65535\n";
     return kExitUsage;
   }
+  set_spill_directory(options.spill_dir);
   server::ViewData data;
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
   for (const std::string& path : options.files) {
@@ -49,7 +51,9 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     data.dumps.push_back(std::move(dump));
   }
   data.export_options = {options.debug_dirs, options.threads};
-  const std::vector<std::string> all_warnings = symbolizer.warnings();
+  std::vector<std::string> all_warnings = symbolizer.warnings();
+  const std::vector<std::string> spill = spill_warnings();
+  all_warnings.insert(all_warnings.end(), spill.begin(), spill.end());
   const std::set<std::string> warnings(all_warnings.begin(), all_warnings.end());
   for (const std::string& w : warnings) err << "memrec: " << w << "\n";
   data.warnings.assign(warnings.begin(), warnings.end());

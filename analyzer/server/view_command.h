@@ -15,6 +15,7 @@ struct ViewOptions {
   std::vector<std::string> debug_dirs;
   unsigned threads = 0;
   bool progress = true;
+  std::string spill_dir;  // model/spill_buffer.h; "" keeps allocation tables in memory
 };
 
 // Returns only on failure: kExitUsage (bad port), kExitBadInput (a file that

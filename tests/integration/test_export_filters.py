@@ -61,6 +61,18 @@ def test_a_filter_exports_exactly_the_selected_allocations(build, phases, args, 
     assert folded(out) == expected
 
 
+def test_a_filtered_export_keeps_its_table_in_the_spill_dir_or_says_why_not(build, phases, tmp_path):
+    args = ["--format", "collapsed", "--alive-at", "450ms"]
+    expected = {f"{MAIN};phase_one": 40000, f"{MAIN};phase_two": 100000}
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    assert folded(export(build, phases, *args, "--spill-dir", spill).stdout) == expected
+    assert list(spill.iterdir()) == []  # unlinked files only
+    missing = export(build, phases, *args, "--spill-dir", tmp_path / "missing")
+    assert folded(missing.stdout) == expected
+    assert f"memrec: cannot keep allocation tables in {tmp_path / 'missing'}" in missing.stderr
+
+
 @pytest.mark.parametrize("metric,expected", [
     # the view's sort "leaked blocks", program sites only
     ("leaked-count", {f"{MAIN};phase_two": 2, f"{MAIN};phase_three": 3, f"{MAIN};grow_block": 1,

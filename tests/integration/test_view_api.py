@@ -13,6 +13,7 @@ import re
 import select
 import socket
 import time
+from pathlib import Path
 
 import pytest
 
@@ -462,3 +463,38 @@ def test_an_inlined_frame_is_flagged_in_the_backtrace(inline_server):
     assert [f["file"].rsplit("/", 1)[-1] for f in site["frames"][:3]] == ["inline_alloc.c"] * 3
     assert site["frames"][0]["module"] == site["frames"][1]["module"]
     assert all(f["inlined"] is False for f in site["frames"][1:])
+
+
+def stop(view: ViewServer) -> str:
+    support.kill_tree(view.proc)
+    return view.proc.communicate()[1].decode(errors="replace")
+
+
+def test_the_table_lives_in_unlinked_files_of_the_spill_dir(build, leak_dump, tmp_path):
+    """Given --spill-dir DIR, the allocation table's columns are mapped from
+    files in DIR that have no name (nothing is left in it), and every answer
+    equals that of a table in memory (--spill-dir "")."""
+    spill = tmp_path / "spill"
+    spill.mkdir()
+    spilled = start_view(build, [leak_dump], "--spill-dir", spill)
+    in_memory = start_view(build, [leak_dump], "--spill-dir", "")
+    try:
+        maps = (Path("/proc") / str(spilled.proc.pid) / "maps").read_text()
+        assert f"{spill}/" in maps
+        assert list(spill.iterdir()) == []
+        assert f"{spill}/" not in (Path("/proc") / str(in_memory.proc.pid) / "maps").read_text()
+        for path in ("/api/dumps/0/summary", "/api/dumps/0/sites?limit=50", "/api/dumps/0/allocations?limit=100",
+                     "/api/dumps/0/flame?metric=allocated", "/api/dumps/0/timeline"):
+            assert spilled.json(path) == in_memory.json(path), path
+    finally:
+        stop(spilled)
+        stop(in_memory)
+
+
+def test_a_spill_dir_that_cannot_hold_files_is_a_warning_not_an_error(build, leak_dump, tmp_path):
+    missing = tmp_path / "missing"
+    view = start_view(build, [leak_dump], "--spill-dir", missing)
+    summary = view.json("/api/dumps/0/summary")
+    err = stop(view)
+    assert summary["leaked"] == {"bytes": 3 * 4242, "count": 3}
+    assert f"memrec: cannot keep allocation tables in {missing} (No such file or directory)" in err

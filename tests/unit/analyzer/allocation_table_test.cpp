@@ -7,7 +7,10 @@
 
 #include <doctest/doctest.h>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <filesystem>
 #include <random>
 #include <unordered_map>
 #include <vector>
@@ -232,6 +235,48 @@ TEST_SUITE("analyzer/allocation_table") {
     const AllocationTable t = build(events);
     MESSAGE("bytes per allocation: ", t.memory_bytes() / t.rows());
     CHECK(t.memory_bytes() / t.rows() <= 40);
+  }
+
+  TEST_CASE("a table in spill files answers as one in memory") {
+    // Frees at their allocation's ns (a coarse clock) fill free_exceptions_,
+    // a spill column too, before finish() swaps it for free_after_.
+    std::vector<Event> events;
+    for (std::uint64_t i = 0; i < 50000; ++i) {
+      events.push_back(
+          {alloc(i / 4, 0x1000 + (i % 512) * 64, 1 + i % 700, 1 + i % 3), static_cast<std::uint32_t>(i % 2)});
+      if (i >= 511)
+        events.push_back({release(i / 4, 0x1000 + ((i + 1) % 512) * 64), static_cast<std::uint32_t>(i % 2)});
+    }
+    const AllocationTable in_memory = build(events);
+    std::string dir = std::filesystem::temp_directory_path() / "memrec-table-test-XXXXXX";
+    REQUIRE(mkdtemp(dir.data()) != nullptr);
+    set_spill_directory(dir);
+    const AllocationTable spilled = build(events);
+    set_spill_directory("");
+    std::filesystem::remove_all(dir);
+    REQUIRE(spilled.rows() == in_memory.rows());
+    REQUIRE(spilled.frees() == in_memory.frees());
+    for (std::uint32_t r = 0; r < spilled.rows(); ++r) {
+      REQUIRE(spilled.alloc_ns(r) == in_memory.alloc_ns(r));
+      REQUIRE(spilled.free_ns(r) == in_memory.free_ns(r));
+      REQUIRE(spilled.size(r) == in_memory.size(r));
+      REQUIRE(spilled.site(r) == in_memory.site(r));
+      REQUIRE(spilled.address(r) == in_memory.address(r));
+      REQUIRE(spilled.thread(r) == in_memory.thread(r));
+      REQUIRE(spilled.temporary(r) == in_memory.temporary(r));
+    }
+    for (std::uint32_t k = 0; k < spilled.frees(); ++k) {
+      REQUIRE(spilled.free_row(k) == in_memory.free_row(k));
+      REQUIRE(spilled.rows_before_free(k) == in_memory.rows_before_free(k));
+    }
+    for (std::uint32_t site = 0; site < 4; ++site) {
+      const auto [a, b] = spilled.site_rows(site);
+      const auto [c, d] = in_memory.site_rows(site);
+      REQUIRE(std::vector<std::uint32_t>(a, b) == std::vector<std::uint32_t>(c, d));
+    }
+    for (std::uint64_t t = 0; t <= 12500; t += 250) {
+      CHECK(cursor_at(spilled, t).heap_bytes == cursor_at(in_memory, t).heap_bytes);
+    }
   }
 }
 

@@ -1,0 +1,61 @@
+// A growable array of plain values over a SpillBuffer: the part of
+// std::vector the allocation table's per-row columns use.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <type_traits>
+#include <utility>
+
+#include "model/spill_buffer.h"
+
+namespace memrec::analyzer {
+
+template <typename T>
+class SpillColumn {
+  static_assert(std::is_trivially_copyable_v<T>);
+
+ public:
+  SpillColumn() = default;
+  SpillColumn(SpillColumn&& other) noexcept : buf_(std::move(other.buf_)), size_(std::exchange(other.size_, 0)) {}
+  SpillColumn& operator=(SpillColumn&& other) noexcept {
+    buf_ = std::move(other.buf_);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
+
+  std::size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  std::size_t capacity() const { return buf_.capacity_bytes() / sizeof(T); }
+  bool spilled() const { return buf_.spilled(); }
+
+  T* data() { return reinterpret_cast<T*>(buf_.data()); }
+  const T* data() const { return reinterpret_cast<const T*>(buf_.data()); }
+  T* begin() { return data(); }
+  T* end() { return data() + size_; }
+  const T* begin() const { return data(); }
+  const T* end() const { return data() + size_; }
+  T& operator[](std::size_t i) { return data()[i]; }
+  const T& operator[](std::size_t i) const { return data()[i]; }
+  T& back() { return data()[size_ - 1]; }
+  const T& back() const { return data()[size_ - 1]; }
+
+  void push_back(const T& value) {
+    if (size_ == capacity()) [[unlikely]]
+      buf_.grow(std::max(size_ + 1, 2 * size_) * sizeof(T));
+    data()[size_++] = value;
+  }
+  // `n` copies of `value`, replacing the contents.
+  void assign(std::size_t n, const T& value) {
+    size_ = 0;
+    buf_.grow(n * sizeof(T));
+    std::fill_n(data(), n, value);
+    size_ = n;
+  }
+
+ private:
+  SpillBuffer buf_;
+  std::size_t size_ = 0;
+};
+
+}  // namespace memrec::analyzer
