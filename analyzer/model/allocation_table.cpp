@@ -131,19 +131,73 @@ void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) 
   }
 }
 
-// A free sorts before every row allocated at or after its time unless this
-// replay put it later (a thread's own alloc then free at one ns): note those.
+// Every free's rows before it, for now: finish() keeps them all, or only
+// the exceptions (keep_exceptions).
 void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
-  const auto rows = static_cast<std::uint32_t>(alloc_ns_.size());
-  const std::uint32_t by_time = rows > 0 && alloc_ns_.back() == time_ns ? run_start_ : rows;
-  if (by_time != rows) t_.free_exceptions_.push_back({static_cast<std::uint32_t>(t_.free_order_.size()), rows});
   t_.free_ns_[row] = time_ns;
   t_.free_order_.push_back(row);
-  free_after_.push_back(rows);
+  free_after_.push_back(static_cast<std::uint32_t>(t_.rows()));
+}
+
+// Times go straight into their packed form, a base per kTimeBlock rows and
+// a 32-bit delta, instead of a column of full times packed at the end: 8
+// bytes an allocation less to write (on a 500 M-allocation dump, 4 GB of
+// the spill files) and no pass over them.
+void AllocationTableBuilder::add_time(std::uint32_t row, std::uint64_t time_ns) {
+  constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
+  if (row % kB == 0) {
+    close_time_block();
+    t_.alloc_base_.push_back(time_ns);
+    block_wide_ = false;
+  }
+  block_ns_[row % kB] = time_ns;
+  const std::uint64_t delta = time_ns - block_ns_[0];
+  if (delta > std::numeric_limits<std::uint32_t>::max()) block_wide_ = true;
+  t_.alloc_delta_.push_back(static_cast<std::uint32_t>(delta));
+}
+
+// A block that spans 2^32 ns or more keeps its rows' full times.
+void AllocationTableBuilder::close_time_block() {
+  if (!block_wide_) return;
+  constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
+  const std::size_t block = t_.alloc_base_.size() - 1;
+  const std::size_t n = t_.rows() - block * kB;
+  t_.alloc_base_[block] = t_.alloc_wide_.size() | 1ull << 63;
+  t_.alloc_wide_.insert(t_.alloc_wide_.end(), block_ns_, block_ns_ + n);
+  block_wide_ = false;
+}
+
+// A free sorts before every row allocated at or after its time unless the
+// replay put it later (a thread's own alloc then free at one ns). Where
+// those exceptions are most frees (a clock coarser than the allocator),
+// every free's count stays (4 bytes a free); else only the exceptions (8
+// bytes each). Free times never decrease, so one sweep finds them.
+void AllocationTableBuilder::keep_exceptions() {
+  const AllocationTable& t = t_;
+  // A cursor over the rows: called with k = 0, 1, ..., the rows allocated
+  // before the k-th free's time.
+  const auto sweep = [&t] {
+    return [&t, r = std::uint32_t{0}](std::uint32_t k) mutable {
+      while (r < t.rows() && t.alloc_ns(r) < t.free_time(k)) ++r;
+      return r;
+    };
+  };
+  auto by_time = sweep();
+  std::size_t exceptions = 0;
+  for (std::uint32_t k = 0; k < t.frees(); ++k) exceptions += free_after_[k] != by_time(k) ? 1 : 0;
+  if (exceptions * 2 > t.frees()) {
+    t_.free_after_ = std::move(free_after_);
+    return;
+  }
+  auto again = sweep();
+  for (std::uint32_t k = 0; k < t.frees(); ++k) {
+    if (free_after_[k] != again(k)) t_.free_exceptions_.push_back({k, free_after_[k]});
+  }
+  free_after_ = {};
 }
 
 void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread) {
-  const auto row = static_cast<std::uint32_t>(alloc_ns_.size());
+  const auto row = static_cast<std::uint32_t>(t_.rows());
   // AddressMap's `size` field carries the row here.
   if (const auto old = live_.insert(e.addr, LiveBlock{row, StackId{}, 0})) {
     const auto old_row = static_cast<std::uint32_t>(old->size);
@@ -151,9 +205,7 @@ void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread) 
     t_.replaced_rows_.push_back(old_row);
     t_.replaced_ns_.push_back(last_time_ns_);
   }
-  if (alloc_ns_.empty() || alloc_ns_.back() != last_time_ns_) run_start_ = row;
-  alloc_ns_.push_back(last_time_ns_);
-  t_.alloc_delta_.push_back(0);  // set by pack_times()
+  add_time(row, last_time_ns_);
   t_.free_ns_.push_back(kNeverFreed);
   if (e.size >= AllocationTable::kBigSize) t_.big_sizes_.emplace(row, e.size);
   t_.size_.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(e.size, AllocationTable::kBigSize)));
@@ -222,34 +274,9 @@ void AllocationTableBuilder::build_checkpoints() {
   if (n % kC == 0) t.checkpoints_.push_back(HeapCheckpoint{i, k, heap, count, 0, 0, 0});
 }
 
-void AllocationTableBuilder::pack_times() {
-  AllocationTable& t = t_;
-  constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
-  t.alloc_base_.assign((alloc_ns_.size() + kB - 1) / kB, 0);
-  for (std::size_t b = 0; b < t.alloc_base_.size(); ++b) {
-    const std::size_t first = b * kB;
-    const std::size_t end = std::min(alloc_ns_.size(), first + kB);
-    const std::uint64_t base = alloc_ns_[first];
-    if (alloc_ns_[end - 1] - base <= std::numeric_limits<std::uint32_t>::max()) {
-      t.alloc_base_[b] = base;
-      for (std::size_t r = first; r < end; ++r) t.alloc_delta_[r] = static_cast<std::uint32_t>(alloc_ns_[r] - base);
-    } else {
-      t.alloc_base_[b] = t.alloc_wide_.size() | 1ull << 63;
-      t.alloc_wide_.insert(t.alloc_wide_.end(), alloc_ns_.begin() + static_cast<std::ptrdiff_t>(first),
-                           alloc_ns_.begin() + static_cast<std::ptrdiff_t>(end));
-    }
-  }
-  alloc_ns_ = {};
-}
-
 AllocationTable AllocationTableBuilder::finish() {
-  // 8 bytes an exception against 4 a free: keep the cheaper form.
-  if (t_.free_exceptions_.size() * 2 > free_after_.size()) {
-    t_.free_after_ = std::move(free_after_);
-    t_.free_exceptions_ = {};
-  }
-  free_after_ = {};
-  pack_times();
+  close_time_block();
+  keep_exceptions();
   build_checkpoints();
   AllocationTable& t = t_;
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;

@@ -135,9 +135,7 @@ class AllocationTable {
     std::uint32_t k;     // the free's position in free_order_
     std::uint32_t rows;  // rows allocated before it
   };
-  // By k. Most frees, on a clock coarser than the allocator, until finish()
-  // swaps them for free_after_: a spill column too.
-  SpillColumn<FreeException> free_exceptions_;
+  SpillColumn<FreeException> free_exceptions_;  // by k
   // Instead of the exceptions when they are most frees (a clock coarser than
   // the allocator: a thread's malloc and free share their ns): rows before each free.
   SpillColumn<std::uint32_t> free_after_;
@@ -167,17 +165,21 @@ class AllocationTableBuilder final : public OrderedEventSink {
   void on_alloc(const HeapEvent& e, std::uint32_t thread);
   void on_free(const HeapEvent& e, std::uint32_t thread);
   void release(std::uint32_t row, std::uint64_t time_ns);
-  void pack_times();
+  void add_time(std::uint32_t row, std::uint64_t time_ns);
+  void close_time_block();
+  void keep_exceptions();
   void build_checkpoints();
 
   AllocationTable t_;
   AddressMap live_;                             // address -> row (in LiveBlock::size)
   std::vector<std::uint64_t> last_addr_;        // by thread: its latest allocated address, while live
   std::vector<std::uint32_t> realloc_pending_;  // by thread: the row its realloc just freed
-  SpillColumn<std::uint64_t> alloc_ns_;         // until finish() packs them
-  SpillColumn<std::uint32_t> free_after_;       // by free: rows before it (kept by finish() if needed)
-  std::uint32_t run_start_ = 0;                 // the first row allocated at the latest allocation's time
+  SpillColumn<std::uint32_t> free_after_;       // by free: rows before it (finish() keeps it or the exceptions)
   std::uint64_t last_time_ns_ = 0;
+  // The full times of the current block of kTimeBlock rows, kept until the
+  // block ends in case its deltas do not fit 32 bits (`block_wide_`).
+  std::uint64_t block_ns_[AllocationTable::kTimeBlock] = {};
+  bool block_wide_ = false;
 };
 
 }  // namespace memrec::analyzer
