@@ -112,6 +112,11 @@ void SpillBuffer::grow(std::size_t bytes) {
   capacity_ = want;
 }
 
+void SpillBuffer::prepare(std::size_t offset) {
+  if (fd_ < 0 || offset >= capacity_) return;
+  madvise(data_ + offset, std::min(kPrepareBytes, capacity_ - offset), MADV_POPULATE_WRITE);
+}
+
 void SpillBuffer::move_to_memory(std::size_t bytes) {
   void* p = map_anonymous(bytes);
   if (p == MAP_FAILED) throw std::bad_alloc();

@@ -39,6 +39,16 @@ class SpillBuffer {
   // std::vector does.
   void grow(std::size_t bytes);
 
+  // Readies the kPrepareBytes from `offset` (clipped to the capacity) for
+  // writing: in a file, their pages are faulted in at once, dirty. Faulted
+  // one by one, the kernel read ahead and zeroed pages of the file beyond
+  // them, which memory pressure then dropped, clean, before they were
+  // written, and zeroed again: a quarter of the view's CPU on a 2 GB dump,
+  // whose load took 130 s against 119 s with this (kernels before 5.14
+  // refuse the advice, and the pages fault in as before).
+  static constexpr std::size_t kPrepareBytes = 1 << 20;
+  void prepare(std::size_t offset);
+
  private:
   void release();
   void move_to_memory(std::size_t bytes);

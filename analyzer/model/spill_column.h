@@ -42,8 +42,19 @@ class SpillColumn {
 
   void push_back(const T& value) {
     if (size_ == capacity()) [[unlikely]]
-      buf_.grow(std::max(size_ + 1, 2 * size_) * sizeof(T));
+      buf_.grow(next_capacity_bytes(buf_.capacity_bytes(), (size_ + 1) * sizeof(T)));
+    if ((size_ * sizeof(T)) % SpillBuffer::kPrepareBytes == 0) [[unlikely]]
+      buf_.prepare(size_ * sizeof(T));
     data()[size_++] = value;
+  }
+
+  // The capacity after `have` bytes that must hold `need`: doubling, then
+  // steps of 256 MiB. mremap copies nothing, so steps cost no time, and a
+  // spill file overshoots by at most one (doubling reserved up to twice a
+  // 4 GB column's disk space).
+  static constexpr std::size_t next_capacity_bytes(std::size_t have, std::size_t need) {
+    constexpr std::size_t kMaxStepBytes = std::size_t{256} << 20;
+    return std::max(need, have + std::min(have, kMaxStepBytes));
   }
   // `n` copies of `value`, replacing the contents.
   void assign(std::size_t n, const T& value) {

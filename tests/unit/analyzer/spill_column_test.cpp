@@ -104,6 +104,16 @@ TEST_SUITE("analyzer/spill_column") {
     }
   }
 
+  TEST_CASE("columns double up to 256 MiB, then grow by 256 MiB at a time") {
+    using C = SpillColumn<std::uint32_t>;
+    constexpr std::size_t kMiB = 1 << 20;
+    CHECK(C::next_capacity_bytes(0, 4) == 4);  // SpillBuffer rounds it up to 64 KiB
+    CHECK(C::next_capacity_bytes(64 << 10, (64 << 10) + 4) == 128 << 10);
+    CHECK(C::next_capacity_bytes(256 * kMiB, 256 * kMiB + 4) == 512 * kMiB);
+    CHECK(C::next_capacity_bytes(512 * kMiB, 512 * kMiB + 4) == 768 * kMiB);
+    CHECK(C::next_capacity_bytes(4096 * kMiB, 4096 * kMiB + 4) == 4352 * kMiB);
+  }
+
   TEST_CASE("a directory that cannot hold files leaves columns in memory, with a warning") {
     set_spill_directory("/nonexistent/memrec-spill");
     SpillColumn<std::uint32_t> c;
