@@ -123,6 +123,12 @@ Result<std::vector<bool>> select_allocations(const std::string& path, const Expo
   AllocationTableBuilder builder;
   auto whole = build_heap_report(path, RelativeWindow{}, load, symbolizer, nullptr, &builder);
   if (!whole) return whole.error();
+  if (builder.full()) {
+    return Error{ErrorCode::kUsage,
+                 fmt::format("export: {} holds more than {} allocations, more than a filter's table can index; "
+                             "export it without filters",
+                             path, AllocationTableBuilder::kMaxRows)};
+  }
   const CallSites& sites = whole->sites;
   AllocationTable table = builder.finish();
   table.set_sites(sites.site_of_stack, static_cast<std::uint32_t>(sites.sites.size()));

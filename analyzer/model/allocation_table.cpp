@@ -113,6 +113,7 @@ std::uint64_t AllocationTable::memory_bytes() const {
 }
 
 void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) {
+  if (full_) return;
   // The merged order never goes back in time; a hostile dump that does must
   // not break the sorted columns the queries search.
   last_time_ns_ = std::max(last_time_ns_, e.time_ns);
@@ -125,6 +126,10 @@ void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) 
     realloc_pending_.resize(std::size_t{thread} + 1, kNoRow);
   }
   if (e.op == HeapOp::kAlloc) {
+    if (t_.rows() >= max_rows_) {
+      full_ = true;
+      return;
+    }
     on_alloc(e, thread);
   } else {
     on_free(e, thread);

@@ -158,7 +158,17 @@ class AllocationTable {
 // The sink that fills a table during the replay; finish() builds the indexes.
 class AllocationTableBuilder final : public OrderedEventSink {
  public:
+  // Rows are 32-bit (kNoRow is none): a dump of more allocations than that
+  // (about 17 GB of bench/churn) cannot be held.
+  static constexpr std::uint64_t kMaxRows = kNoRow - 1;
+
+  // `max_rows`: tests lower it.
+  explicit AllocationTableBuilder(std::uint64_t max_rows = kMaxRows) : max_rows_(max_rows) {}
+
   void on_event(const HeapEvent& event, std::uint32_t thread) override;
+  // Whether the dump had more allocations than max_rows: the table stopped
+  // at them and took no event after; callers refuse it (view, export).
+  bool full() const { return full_; }
   AllocationTable finish();
 
  private:
@@ -171,6 +181,8 @@ class AllocationTableBuilder final : public OrderedEventSink {
   void build_checkpoints();
 
   AllocationTable t_;
+  std::uint64_t max_rows_;
+  bool full_ = false;
   AddressMap live_;                             // address -> row (in LiveBlock::size)
   std::vector<std::uint64_t> last_addr_;        // by thread: its latest allocated address, while live
   std::vector<std::uint32_t> realloc_pending_;  // by thread: the row its realloc just freed

@@ -35,6 +35,12 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
       err << "memrec: " << report.error().message << "\n";
       return kExitBadInput;
     }
+    if (table.full()) {
+      err << "memrec: view: " << path << " holds more than " << AllocationTableBuilder::kMaxRows
+          << " allocations, more than the view's table can index; memrec report reads it, and memrec export "
+             "without filters\n";
+      return kExitBadInput;
+    }
     if (report->stopped) {
       err << "memrec: " << report->stopped->message << " (the view covers the frames before it)\n";
     }

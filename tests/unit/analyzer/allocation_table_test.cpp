@@ -277,6 +277,19 @@ TEST_SUITE("analyzer/allocation_table") {
     }
   }
 
+  TEST_CASE("a dump with more allocations than rows fills the table and is refused") {
+    AllocationTableBuilder b(/*max_rows=*/3);
+    for (std::uint64_t i = 0; i < 3; ++i) b.on_event(alloc(10 + i, 0x100 + i * 16, 8), 0);
+    CHECK_FALSE(b.full());
+    b.on_event(release(20, 0x100), 0);
+    b.on_event(alloc(21, 0x200, 8), 0);  // the fourth: no row for it
+    CHECK(b.full());
+    b.on_event(release(22, 0x110), 0);  // nothing after it is taken
+    const AllocationTable t = b.finish();
+    CHECK(t.rows() == 3);
+    CHECK(t.frees() == 1);
+  }
+
   TEST_CASE("a table in spill files answers as one in memory") {
     // Frees at their allocation's ns (a coarse clock): most frees are
     // exceptions, and the dense count of rows before each free is kept.
