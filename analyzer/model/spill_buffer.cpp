@@ -131,8 +131,6 @@ void set_spill_directory(std::string dir) {
   g_directory_failed = false;
 }
 
-const std::string& spill_directory() { return g_directory; }
-
 std::string default_spill_directory() {
   const char* tmp = std::getenv("TMPDIR");
   return tmp != nullptr && *tmp != '\0' ? tmp : "/var/tmp";

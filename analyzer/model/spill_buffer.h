@@ -61,7 +61,6 @@ class SpillBuffer {
 // Where buffers created from now on put their files; "" (the default) keeps
 // them in memory. Not thread-safe: set it before loading.
 void set_spill_directory(std::string dir);
-const std::string& spill_directory();
 // The directory `memrec view` and `memrec export` use unless told otherwise:
 // $TMPDIR if set, else /var/tmp, which is on disk where /tmp may be tmpfs.
 std::string default_spill_directory();
