@@ -63,12 +63,13 @@ struct LoadedExport {
   std::vector<HeapReport> reports;
   std::optional<HeapTimeline> timeline;  // massif's snapshots
   std::set<std::string> warnings;
-  std::string heaptrack;  // the heaptrack file, made while loading
+  std::optional<HeaptrackExport> heaptrack;  // what the heaptrack file is written from
 };
 
-// Writes the file. The report --json document (docs/analyzer.md) is written
-// as it is made, every site listed; the other formats are made whole first,
-// so a failure (pprof's gzip) writes nothing. Returns an error message or nothing.
+// Writes the file. The report --json document (docs/analyzer.md) and
+// heaptrack's file are written as they are made, every site listed; the
+// other formats are made whole first, so a failure (pprof's gzip) writes
+// nothing. Returns an error message or nothing.
 std::optional<std::string> write_export(const LoadedExport& loaded, std::ostream& out) {
   const auto put = [&out](const std::string& data) {
     out.write(data.data(), static_cast<std::streamsize>(data.size()));
@@ -100,7 +101,7 @@ std::optional<std::string> write_export(const LoadedExport& loaded, std::ostream
       break;
     }
     case Format::kHeaptrack:
-      put(loaded.heaptrack);
+      write_heaptrack(*loaded.heaptrack, out);
       break;
   }
   out.flush();
@@ -153,7 +154,7 @@ ExportResult load_export(const ExportOptions& options, LoadedExport& loaded) {
     return unique;
   };
   if (*format == Format::kHeaptrack) {
-    auto data = export_heaptrack(options.files.front(), LoadOptions{options.threads, {}}, symbolizer);
+    auto data = load_heaptrack(options.files.front(), LoadOptions{options.threads, {}}, symbolizer);
     if (!data)
       return failed(data.error().code == ErrorCode::kInternal ? kExitInternal : kExitBadInput, data.error().message);
     loaded.format = *format;

@@ -26,20 +26,11 @@
 namespace memrec::analyzer {
 namespace {
 
-struct Event {
-  std::uint32_t info;  // into Recorder::infos
-  bool alloc;
-};
-
-struct Info {
-  std::uint64_t size;
-  std::uint32_t stack;
-};
-
 // Runs before the replay, so a free still finds its block live in it.
 class Recorder final : public OrderedEventSink {
  public:
-  explicit Recorder(StackReplay& replay) : replay_(replay) {}
+  Recorder(StackReplay& replay, std::vector<HeaptrackKind>& infos, SpillColumn<HeaptrackEvent>& events)
+      : events(events), infos(infos), replay_(replay) {}
 
   void on_event(const HeapEvent& e, std::uint32_t thread) override {
     if (e.op == HeapOp::kAlloc) {
@@ -52,8 +43,8 @@ class Recorder final : public OrderedEventSink {
     replay_.on_event(e, thread);
   }
 
-  std::vector<Event> events;
-  std::vector<Info> infos;
+  SpillColumn<HeaptrackEvent>& events;
+  std::vector<HeaptrackKind>& infos;
 
  private:
   std::uint32_t info(std::uint64_t size, std::uint32_t stack) {
@@ -68,7 +59,17 @@ class Recorder final : public OrderedEventSink {
 
 class Writer {
  public:
-  explicit Writer(const CallSites& sites) : sites_(sites) {}
+  Writer(const CallSites& sites, std::ostream& stream) : sites_(sites), stream_(stream) {}
+  ~Writer() { flush(); }
+
+  // Hands what is buffered to the stream once it passes a MiB.
+  void maybe_flush() {
+    if (out.size() >= (1 << 20)) flush();
+  }
+  void flush() {
+    stream_.write(out.data(), static_cast<std::streamsize>(out.size()));
+    out.clear();
+  }
 
   // The trace index of a site: its ips from the outermost, each a tree node.
   std::uint32_t trace_of_site(std::uint32_t site) {
@@ -126,6 +127,7 @@ class Writer {
   }
 
   const CallSites& sites_;
+  std::ostream& stream_;
   std::unordered_map<std::string, std::uint32_t> strings_;
   std::map<std::vector<std::uint32_t>, std::uint32_t> ips_;
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> traces_;
@@ -134,41 +136,47 @@ class Writer {
 
 }  // namespace
 
-Result<std::string> export_heaptrack(const std::string& path, const LoadOptions& load, Symbolizer& symbolizer) {
+Result<HeaptrackExport> load_heaptrack(const std::string& path, const LoadOptions& load, Symbolizer& symbolizer) {
   StackReplay replay(TimeWindow{});
-  Recorder recorder(replay);
+  HeaptrackExport data;
+  Recorder recorder(replay, data.kinds, data.events);
   auto streamed = stream_dump(path, load, recorder);
   if (!streamed) return streamed.error();
   if (streamed->stopped) return *streamed->stopped;
   replay.finish();
-  const LoadedDump& dump = streamed->dump;
-  const CallSites sites = build_call_sites(dump, replay.columns(), symbolizer);
+  data.dump = std::move(streamed->dump);
+  data.sites = build_call_sites(data.dump, replay.columns(), symbolizer);
+  return data;
+}
 
-  Writer w(sites);
+void write_heaptrack(const HeaptrackExport& data, std::ostream& out) {
+  const LoadedDump& dump = data.dump;
+  const CallSites& sites = data.sites;
+  Writer w(sites, out);
   std::string cmd;
   for (const std::string& arg : dump.header.cmdline) cmd += (cmd.empty() ? "" : " ") + arg;
   std::replace(cmd.begin(), cmd.end(), '\n', ' ');
   const std::uint64_t page = dump.header.page_size != 0 ? dump.header.page_size : 4096;
   w.out = fmt::format("v 10400 3\nX {}\nI {:x} {:x}\n", cmd.empty() ? dump.header.exe_path : cmd, page,
                       dump.rss_max_bytes / page + 1);
-  std::vector<std::int64_t> written(recorder.infos.size(), -1);  // `a` lines are numbered as written
+  std::vector<std::int64_t> written(data.kinds.size(), -1);  // `a` lines are numbered as written
   std::int64_t next_written = 0;
-  for (const Event& e : recorder.events) {
-    if (written[e.info] < 0) {
-      const Info& info = recorder.infos[e.info];
-      const auto site = sites.site_of_stack.find(info.stack);
+  for (const HeaptrackEvent& e : data.events) {
+    if (written[e.kind] < 0) {
+      const HeaptrackKind& kind = data.kinds[e.kind];
+      const auto site = sites.site_of_stack.find(kind.stack);
       const std::uint32_t trace = site == sites.site_of_stack.end() ? 0 : w.trace_of_site(site->second);
-      w.out += fmt::format("a {:x} {:x}\n", info.size, trace);
-      written[e.info] = next_written++;
+      w.out += fmt::format("a {:x} {:x}\n", kind.size, trace);
+      written[e.kind] = next_written++;
     }
-    w.out += fmt::format("{} {:x}\n", e.alloc ? '+' : '-', written[e.info]);
+    w.out += fmt::format("{} {:x}\n", e.alloc ? '+' : '-', written[e.kind]);
+    w.maybe_flush();
   }
   if (dump.rss_max_bytes != 0) w.out += fmt::format("R {:x}\n", dump.rss_max_bytes / page);
   // The run time, for heaptrack's per-second rates: `c` is ms since the start.
   if (dump.last_time_ns && *dump.last_time_ns > dump.header.start_mono_ns) {
     w.out += fmt::format("c {:x}\n", (*dump.last_time_ns - dump.header.start_mono_ns) / 1000000);
   }
-  return w.out;
 }
 
 }  // namespace memrec::analyzer

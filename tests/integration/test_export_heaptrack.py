@@ -58,3 +58,16 @@ def test_heaptrack_takes_one_dump_and_no_range(build, record):
     for args in (["--from", "1ms"], [run.dats[0]]):
         bad = support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", *args])
         assert bad.returncode == 1, bad.describe()
+
+
+def test_heaptrack_keeps_its_event_list_in_the_spill_dir(build, record, tmp_path):
+    """Every event waits for the file in a spill column (8 bytes each): a
+    directory that cannot hold it is a warning, and the file is the same."""
+    run = record("leak_three")
+    here, there = tmp_path / "a.heaptrack", tmp_path / "b.heaptrack"
+    assert support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", "-o", here]).returncode == 0
+    missing = tmp_path / "missing"
+    moved = support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", "-o", there, "--spill-dir", missing])
+    assert moved.returncode == 0, moved.describe()
+    assert f"memrec: cannot keep allocation tables in {missing}" in moved.stderr
+    assert here.read_bytes() == there.read_bytes()
