@@ -176,27 +176,20 @@ void AllocationTableBuilder::close_time_block() {
 // replay put it later (a thread's own alloc then free at one ns). Where
 // those exceptions are most frees (a clock coarser than the allocator),
 // every free's count stays (4 bytes a free); else only the exceptions (8
-// bytes each). Free times never decrease, so one sweep finds them.
+// bytes each). Free times never decrease, so one sweep of a cursor over the
+// rows finds them, and it stops once they are too many to keep.
 void AllocationTableBuilder::keep_exceptions() {
-  const AllocationTable& t = t_;
-  // A cursor over the rows: called with k = 0, 1, ..., the rows allocated
-  // before the k-th free's time.
-  const auto sweep = [&t] {
-    return [&t, r = std::uint32_t{0}](std::uint32_t k) mutable {
-      while (r < t.rows() && t.alloc_ns(r) < t.free_time(k)) ++r;
-      return r;
-    };
-  };
-  auto by_time = sweep();
-  std::size_t exceptions = 0;
-  for (std::uint32_t k = 0; k < t.frees(); ++k) exceptions += free_after_[k] != by_time(k) ? 1 : 0;
-  if (exceptions * 2 > t.frees()) {
-    t_.free_after_ = std::move(free_after_);
-    return;
-  }
-  auto again = sweep();
+  AllocationTable& t = t_;
+  std::uint32_t by_time = 0;  // rows allocated before the k-th free's time
   for (std::uint32_t k = 0; k < t.frees(); ++k) {
-    if (free_after_[k] != again(k)) t_.free_exceptions_.push_back({k, free_after_[k]});
+    while (by_time < t.rows() && t.alloc_ns(by_time) < t.free_time(k)) ++by_time;
+    if (free_after_[k] == by_time) continue;
+    t.free_exceptions_.push_back({k, free_after_[k]});
+    if (t.free_exceptions_.size() * 2 > t.frees()) {
+      t.free_exceptions_ = {};
+      t.free_after_ = std::move(free_after_);
+      return;
+    }
   }
   free_after_ = {};
 }

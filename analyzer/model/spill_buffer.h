@@ -6,7 +6,8 @@
 // each buffer is an unlinked file there (O_TMPFILE, mode 0600), mapped
 // shared: the kernel writes its pages out and drops them under memory
 // pressure, so the table costs disk and page cache, not memory of its own.
-// Without one (the default, and the fallback), it is anonymous memory.
+// Without one (unset, or a directory that failed), it is anonymous memory;
+// view and export set one unless told not to.
 //
 // Either way the buffer grows with mremap, which moves page tables instead
 // of copying: no moment with both the old and the new array, as a

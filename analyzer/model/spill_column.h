@@ -14,6 +14,8 @@ namespace memrec::analyzer {
 template <typename T>
 class SpillColumn {
   static_assert(std::is_trivially_copyable_v<T>);
+  // push_back() prepares a MiB when its end reaches one.
+  static_assert(SpillBuffer::kPrepareBytes % sizeof(T) == 0);
 
  public:
   SpillColumn() = default;

@@ -46,7 +46,9 @@ struct HeapReport {
 
 // With `timeline`, also fills it with the heap after every event and the RSS
 // samples (massif's snapshots); it must start at the dump's start. With
-// `also`, hands it every event after the replay (memrec view's allocation table).
+// `also`, hands it every event in order on a thread of its own (SinkThread),
+// done when this returns; it must not read the replay's state (memrec
+// view's allocation table).
 // With `selected`, counts only those allocations (StackReplay; export's filters).
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
                                      Symbolizer& symbolizer, HeapTimeline* timeline = nullptr,
