@@ -28,6 +28,17 @@ class OrderedEventSink {
   }
 };
 
+// A sink that takes each event with a 32-bit tag from the sink that saw it
+// before: SinkThread carries them (memrec view's allocation table takes the
+// replay's matched rows as tags, model/stack_replay.h).
+class TaggedEventSink {
+ public:
+  virtual ~TaggedEventSink() = default;
+  // tags.size() == events.size(); a run of one thread, as on_events.
+  virtual void on_tagged_events(std::span<const HeapEvent> events, std::span<const std::uint32_t> tags,
+                                std::uint32_t thread) = 0;
+};
+
 struct StreamedDump {
   LoadedDump dump;                // metadata only: `streams` is empty
   std::optional<Error> stopped;   // a frame that did not decode: the events before it were streamed

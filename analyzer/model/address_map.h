@@ -12,11 +12,15 @@
 
 namespace memrec::analyzer {
 
+inline constexpr std::uint32_t kNoRow = ~0u;  // no allocation, no row
+
 struct LiveBlock {
   std::uint64_t size = 0;
   StackId stack;
+  std::uint32_t row = 0;      // its allocation's index in merged order (StackReplay; the allocation table's row)
   std::uint64_t time_ns = 0;  // when it was allocated
 };
+static_assert(sizeof(LiveBlock) == 24, "the row sits in what was padding");
 
 class AddressMap {
  public:

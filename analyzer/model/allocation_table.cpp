@@ -114,6 +114,23 @@ std::uint64_t AllocationTable::memory_bytes() const {
 
 void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) {
   if (full_) return;
+  std::uint32_t released = kNoRow;
+  if (e.op == HeapOp::kAlloc) {
+    const auto row = static_cast<std::uint32_t>(t_.rows());
+    if (const auto old = live_.insert(e.addr, LiveBlock{0, StackId{}, row, 0})) released = old->row;
+  } else if (e.op == HeapOp::kFree) {
+    if (const auto block = live_.erase(e.addr)) released = block->row;
+  }
+  take(e, thread, released);
+}
+
+void AllocationTableBuilder::on_tagged_events(std::span<const HeapEvent> events,
+                                              std::span<const std::uint32_t> released, std::uint32_t thread) {
+  for (std::size_t i = 0; i < events.size(); ++i) take(events[i], thread, released[i]);
+}
+
+void AllocationTableBuilder::take(const HeapEvent& e, std::uint32_t thread, std::uint32_t released) {
+  if (full_) return;
   // The merged order never goes back in time; a hostile dump that does must
   // not break the sorted columns the queries search.
   last_time_ns_ = std::max(last_time_ns_, e.time_ns);
@@ -130,18 +147,38 @@ void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) 
       full_ = true;
       return;
     }
-    on_alloc(e, thread);
+    on_alloc(e, thread, released);
   } else {
-    on_free(e, thread);
+    on_free(e, thread, released);
   }
 }
 
 // Every free's rows before it, for now: finish() keeps them all, or only
-// the exceptions (keep_exceptions).
+// the exceptions (note_exception).
 void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
+  HeapCheckpoint& cp = checkpoint();
+  const auto rows = static_cast<std::uint32_t>(t_.rows());
   t_.free_ns_[row] = time_ns;
   t_.free_order_.push_back(row);
-  free_after_.push_back(static_cast<std::uint32_t>(t_.rows()));
+  free_after_.push_back(rows);
+  note_exception(rows, time_ns);
+  constexpr std::uint32_t kS = AllocationTable::kSkipRows;
+  t_.skip_max_free_[row / kS] = std::max(t_.skip_max_free_[row / kS], time_ns);
+  --block_live_[row / kS];
+  heap_bytes_ -= t_.size(row);
+  --live_count_;
+  cp.block_max_bytes = std::max(cp.block_max_bytes, heap_bytes_);
+}
+
+// The checkpoint of the block of events the next one belongs to: a new one
+// every kCheckpointEvents events, with the heap before it.
+HeapCheckpoint& AllocationTableBuilder::checkpoint() {
+  if (t_.events() % AllocationTable::kCheckpointEvents == 0) {
+    t_.checkpoints_.push_back(HeapCheckpoint{static_cast<std::uint32_t>(t_.rows()),
+                                             static_cast<std::uint32_t>(t_.frees()), heap_bytes_, live_count_, 0, 0,
+                                             0});
+  }
+  return t_.checkpoints_.back();
 }
 
 // Times go straight into their packed form, a base per kTimeBlock rows and
@@ -172,37 +209,67 @@ void AllocationTableBuilder::close_time_block() {
   block_wide_ = false;
 }
 
+// A row's time while building: the open block's are only in block_ns_.
+std::uint64_t AllocationTableBuilder::row_ns(std::uint32_t row) const {
+  constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
+  if (row / kB + 1 == t_.alloc_base_.size()) return block_ns_[row % kB];
+  return t_.alloc_ns(row);
+}
+
 // A free sorts before every row allocated at or after its time unless the
 // replay put it later (a thread's own alloc then free at one ns). Where
 // those exceptions are most frees (a clock coarser than the allocator),
 // every free's count stays (4 bytes a free); else only the exceptions (8
-// bytes each). Free times never decrease, so one sweep of a cursor over the
-// rows finds them, and it stops once they are too many to keep.
-void AllocationTableBuilder::keep_exceptions() {
-  AllocationTable& t = t_;
-  std::uint32_t by_time = 0;  // rows allocated before the k-th free's time
-  for (std::uint32_t k = 0; k < t.frees(); ++k) {
-    while (by_time < t.rows() && t.alloc_ns(by_time) < t.free_time(k)) ++by_time;
-    if (free_after_[k] == by_time) continue;
-    t.free_exceptions_.push_back({k, free_after_[k]});
-    if (t.free_exceptions_.size() * 2 > t.frees()) {
-      t.free_exceptions_ = {};
-      t.free_after_ = std::move(free_after_);
-      return;
-    }
+// bytes each). Free times never decrease and every row allocated before a
+// free's time is in when it comes, so a cursor finds them as they come. The
+// list stops being kept once they are most frees by a margin: a
+// single-threaded dump (events on the writer's ticks) has them nearly all.
+void AllocationTableBuilder::note_exception(std::uint32_t rows, std::uint64_t time_ns) {
+  while (by_time_ < rows && row_ns(by_time_) < time_ns) ++by_time_;
+  if (rows == by_time_) return;
+  ++exceptions_;
+  if (exceptions_dropped_) return;
+  const auto k = static_cast<std::uint32_t>(t_.frees() - 1);
+  t_.free_exceptions_.push_back({k, rows});
+  constexpr std::uint64_t kSlack = 1 << 16;
+  if (exceptions_ * 2 > t_.frees() + kSlack) {
+    t_.free_exceptions_ = {};
+    exceptions_dropped_ = true;
   }
-  free_after_ = {};
 }
 
-void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread) {
+// The exceptions again, from the whole table: for the rare dump whose frees
+// were most of them early on (the list was dropped) but not in the end.
+void AllocationTableBuilder::sweep_exceptions() {
+  AllocationTable& t = t_;
+  std::uint32_t by_time = 0;
+  for (std::uint32_t k = 0; k < t.frees(); ++k) {
+    while (by_time < t.rows() && t.alloc_ns(by_time) < t.free_time(k)) ++by_time;
+    if (free_after_[k] != by_time) t.free_exceptions_.push_back({k, free_after_[k]});
+  }
+}
+
+void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, std::uint32_t replaced) {
   const auto row = static_cast<std::uint32_t>(t_.rows());
-  // AddressMap's `size` field carries the row here.
-  if (const auto old = live_.insert(e.addr, LiveBlock{row, StackId{}, 0})) {
-    const auto old_row = static_cast<std::uint32_t>(old->size);
-    release(old_row, last_time_ns_);
-    t_.replaced_rows_.push_back(old_row);
+  if (replaced != kNoRow) {
+    release(replaced, last_time_ns_);
+    t_.replaced_rows_.push_back(replaced);
     t_.replaced_ns_.push_back(last_time_ns_);
   }
+  HeapCheckpoint& cp = checkpoint();
+  heap_bytes_ += e.size;
+  ++live_count_;
+  if (heap_bytes_ > cp.block_max_alloc_bytes) {
+    cp.block_max_alloc_bytes = heap_bytes_;
+    cp.block_max_alloc_at = static_cast<std::uint32_t>(t_.events() % AllocationTable::kCheckpointEvents);
+  }
+  cp.block_max_bytes = std::max(cp.block_max_bytes, heap_bytes_);
+  constexpr std::uint32_t kS = AllocationTable::kSkipRows;
+  if (row % kS == 0) {
+    t_.skip_max_free_.push_back(0);
+    block_live_.push_back(0);
+  }
+  ++block_live_[row / kS];
   add_time(row, last_time_ns_);
   t_.free_ns_.push_back(kNeverFreed);
   if (e.size >= AllocationTable::kBigSize) t_.big_sizes_.emplace(row, e.size);
@@ -226,14 +293,12 @@ void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread) 
   realloc_pending_[thread] = kNoRow;
 }
 
-void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread) {
+void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread, std::uint32_t row) {
   realloc_pending_[thread] = kNoRow;
-  const auto block = live_.erase(e.addr);
-  if (!block) {
+  if (row == kNoRow) {
     t_.unmatched_free_ns_.push_back(last_time_ns_);
     return;
   }
-  const auto row = static_cast<std::uint32_t>(block->size);
   if (last_addr_[thread] == e.addr) {
     last_addr_[thread] = kNoAddress;
     t_.meta_[row] |= 1ull << 63;
@@ -242,46 +307,21 @@ void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread) {
   if (e.realloc) realloc_pending_[thread] = row;
 }
 
-// One walk over the merged sequence: the exact heap every kCheckpointEvents
-// events and the highest it reaches in between.
-void AllocationTableBuilder::build_checkpoints() {
-  AllocationTable& t = t_;
-  const std::uint64_t n = t.events();
-  constexpr std::uint32_t kC = AllocationTable::kCheckpointEvents;
-  t.checkpoints_.reserve(n / kC + 2);
-  std::uint32_t i = 0;
-  std::uint32_t k = 0;
-  std::uint64_t heap = 0;
-  std::uint64_t count = 0;
-  for (std::uint64_t p = 0; p < n; ++p) {
-    if (p % kC == 0) t.checkpoints_.push_back(HeapCheckpoint{i, k, heap, count, 0, 0, 0});
-    HeapCheckpoint& cp = t.checkpoints_.back();
-    if (k < t.free_order_.size() && t.free_comes_first(k, i)) {
-      heap -= t.size(t.free_order_[k++]);
-      --count;
-    } else {
-      heap += t.size(i++);
-      ++count;
-      if (heap > cp.block_max_alloc_bytes) {
-        cp.block_max_alloc_bytes = heap;
-        cp.block_max_alloc_at = static_cast<std::uint32_t>(p % kC);
-      }
-    }
-    cp.block_max_bytes = std::max(cp.block_max_bytes, heap);
-  }
-  if (n % kC == 0) t.checkpoints_.push_back(HeapCheckpoint{i, k, heap, count, 0, 0, 0});
-}
-
 AllocationTable AllocationTableBuilder::finish() {
   close_time_block();
-  keep_exceptions();
-  build_checkpoints();
   AllocationTable& t = t_;
-  constexpr std::uint32_t kS = AllocationTable::kSkipRows;
-  t.skip_max_free_.assign((t.rows() + kS - 1) / kS, 0);
-  for (std::size_t r = 0; r < t.rows(); ++r) {
-    t.skip_max_free_[r / kS] = std::max(t.skip_max_free_[r / kS], t.free_ns_[r]);
+  if (exceptions_ * 2 > t.frees()) {
+    t.free_exceptions_ = {};
+    t.free_after_ = std::move(free_after_);
+  } else if (exceptions_dropped_) {
+    sweep_exceptions();
   }
+  free_after_ = {};
+  if (t.events() % AllocationTable::kCheckpointEvents == 0) checkpoint();  // the state after the last event
+  for (std::size_t b = 0; b < block_live_.size(); ++b) {
+    if (block_live_[b] != 0) t.skip_max_free_[b] = kNeverFreed;
+  }
+  block_live_ = {};
   t.realloc_by_from_.reserve(t.realloc_by_to_.size());
   for (const auto& [to, from] : t.realloc_by_to_) t.realloc_by_from_.emplace_back(from, to);
   std::sort(t.realloc_by_from_.begin(), t.realloc_by_from_.end());

@@ -7,7 +7,7 @@ namespace memrec::analyzer {
 namespace {
 
 void apply_alloc(HeapReplay& h, const HeapEvent& e) {
-  if (const auto old = h.live.insert(e.addr, LiveBlock{e.size, e.stack, e.time_ns})) {
+  if (const auto old = h.live.insert(e.addr, LiveBlock{e.size, e.stack, 0, e.time_ns})) {
     ++h.replaced_blocks;
     h.live_bytes -= old->size;
   }

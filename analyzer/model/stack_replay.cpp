@@ -52,7 +52,10 @@ void StackReplay::enter_window() {
 
 void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) { step(e, thread); }
 
-void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread) {
+void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread) { on_events(events, thread, {}); }
+
+void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread,
+                            std::span<std::uint32_t> released) {
   if (thread >= last_alloc_.size()) last_alloc_.resize(thread + 1, kNoBlock);
   // The live block's slot is fetched a few events ahead: churn's replay
   // waits on it otherwise (10 ms of 0.32 s).
@@ -60,10 +63,12 @@ void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thr
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
     step(events[i], thread);
+    if (!released.empty()) released[i] = released_;
   }
 }
 
 inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
+  released_ = kNoRow;
   if (past_window_) return;
   if (e.time_ns > window_.to_ns) {
     past_window_ = true;
@@ -86,7 +91,7 @@ inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
 }
 
 bool StackReplay::next_selected() {
-  const std::uint64_t i = allocations_seen_++;
+  const std::uint64_t i = allocations_seen_++;  // the row (on_alloc takes it first)
   return selected_ == nullptr || (i < selected_->size() && (*selected_)[i]);
 }
 
@@ -99,9 +104,11 @@ void StackReplay::drop(const LiveBlock& block) {
 }
 
 void StackReplay::on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted) {
+  const auto row = static_cast<std::uint32_t>(allocations_seen_);
   const bool selected = next_selected();
   const std::uint32_t s = selected ? column_of(e.stack) : kUnselected;
-  if (const auto old = live_.insert(e.addr, LiveBlock{e.size, StackId{s}, e.time_ns})) {
+  if (const auto old = live_.insert(e.addr, LiveBlock{e.size, StackId{s}, row, e.time_ns})) {
+    released_ = old->row;
     if (old->stack.value != kUnselected) {
       ++totals_.replaced_blocks;
       drop(*old);
@@ -132,6 +139,7 @@ void StackReplay::on_free(const HeapEvent& e, std::uint32_t thread, bool counted
     if (counted && selected_ == nullptr) ++totals_.unmatched_frees;
     return;
   }
+  released_ = block->row;
   const bool temporary = last_alloc_[thread] == e.addr;
   if (temporary) last_alloc_[thread] = kNoBlock;
   if (block->stack.value == kUnselected) return;

@@ -63,6 +63,15 @@ class StackReplay final : public OrderedEventSink {
 
   void on_event(const HeapEvent& event, std::uint32_t thread) override;
   void on_events(std::span<const HeapEvent> events, std::uint32_t thread) override;
+  // Also gives, for each event, the row (allocation index in merged order,
+  // as the allocation table numbers them) of the block it released: a
+  // free's, or the live block an allocation replaced; kNoRow if none. A
+  // model that takes these as tags needs no address map of its own (memrec
+  // view's table); they are exact only while the window has no end, since
+  // past it the replay takes no event. `released` may be empty.
+  void on_events(std::span<const HeapEvent> events, std::uint32_t thread, std::span<std::uint32_t> released);
+  // The same for the last event taken.
+  std::uint32_t released_row() const { return released_; }
   // Once every event is in: counts the leaks and fixes the peak column, then
   // frees the live blocks (live_block() finds none after it): the call sites
   // built next are the report's peak of memory.
@@ -105,6 +114,7 @@ class StackReplay final : public OrderedEventSink {
   std::uint64_t live_blocks_ = 0;          // selected ones
   const std::vector<bool>* selected_;      // null: every allocation
   std::uint64_t allocations_seen_ = 0;     // the next allocation's index in `selected_`
+  std::uint32_t released_ = kNoRow;        // released_row()
   std::vector<std::uint64_t> last_alloc_;  // by thread: its latest allocation, while live
   AddressMap live_;
   HeapTotals totals_;

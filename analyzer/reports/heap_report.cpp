@@ -32,23 +32,42 @@ std::uint64_t site_metric(const CallSite& s, SiteRanking ranking) {
 }
 
 // Hands each event to the replay, then the heap it leaves to the timeline,
-// then the event to `also`.
+// then the event to `also`, tagged with the row the replay found it released.
 class TimelineTee final : public OrderedEventSink {
  public:
-  TimelineTee(StackReplay& replay, HeapTimeline* timeline, OrderedEventSink* also)
+  TimelineTee(StackReplay& replay, HeapTimeline* timeline, TaggedEventSink* also)
       : replay_(replay), timeline_(timeline), also_(also) {}
   void on_event(const HeapEvent& event, std::uint32_t thread) override {
     replay_.on_event(event, thread);
     if (timeline_ != nullptr && (event.op == HeapOp::kAlloc || event.op == HeapOp::kFree)) {
       timeline_->add(event.time_ns, replay_.live_bytes(), replay_.live_count());
     }
-    if (also_ != nullptr) also_->on_event(event, thread);
+    if (also_ != nullptr) {
+      const std::uint32_t released = replay_.released_row();
+      also_->on_tagged_events({&event, 1}, {&released, 1}, thread);
+    }
+  }
+  // Without a timeline the runs go on whole: the replay prefetches its live
+  // blocks within a run, and `also` takes the run at once.
+  void on_events(std::span<const HeapEvent> events, std::uint32_t thread) override {
+    if (timeline_ != nullptr) {
+      OrderedEventSink::on_events(events, thread);
+      return;
+    }
+    if (also_ == nullptr) {
+      replay_.on_events(events, thread);
+      return;
+    }
+    released_.resize(events.size());
+    replay_.on_events(events, thread, released_);
+    also_->on_tagged_events(events, released_, thread);
   }
 
  private:
   StackReplay& replay_;
   HeapTimeline* timeline_;
-  OrderedEventSink* also_;
+  TaggedEventSink* also_;
+  std::vector<std::uint32_t> released_;
 };
 
 }  // namespace
@@ -81,8 +100,9 @@ const char* ranking_name(SiteRanking ranking) {
 }
 
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
-                                     Symbolizer& symbolizer, HeapTimeline* timeline, OrderedEventSink* also,
+                                     Symbolizer& symbolizer, HeapTimeline* timeline, TaggedEventSink* also,
                                      const std::vector<bool>* selected) {
+  if (also != nullptr && window.to_ns) return Error{ErrorCode::kUsage, "internal: a table needs a window with no end"};
   // The window needs the start time: read just the header (indexing the
   // frames would fault in a page around every frame's envelope).
   std::uint64_t start = 0;

@@ -47,12 +47,13 @@ struct HeapReport {
 // With `timeline`, also fills it with the heap after every event and the RSS
 // samples (massif's snapshots); it must start at the dump's start. With
 // `also`, hands it every event in order on a thread of its own (SinkThread),
+// tagged with the row the replay found it released (StackReplay::released_row),
 // done when this returns; it must not read the replay's state (memrec
-// view's allocation table).
+// view's allocation table). The tags need a window with no end.
 // With `selected`, counts only those allocations (StackReplay; export's filters).
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
                                      Symbolizer& symbolizer, HeapTimeline* timeline = nullptr,
-                                     OrderedEventSink* also = nullptr, const std::vector<bool>* selected = nullptr);
+                                     TaggedEventSink* also = nullptr, const std::vector<bool>* selected = nullptr);
 
 // The last RSS sample at or before `time_ns` (the first one if all are later).
 std::optional<std::uint64_t> rss_at(const LoadedDump& dump, std::uint64_t time_ns);

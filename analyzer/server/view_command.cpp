@@ -47,8 +47,7 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     server::ViewDump dump{std::move(*report), table.finish(), {}, {}};
     dump.table.set_sites(dump.report.sites.site_of_stack, static_cast<std::uint32_t>(dump.report.sites.sites.size()));
     server::index_site_text(dump);
-    // The whole run is what the page asks first: compute it while loading.
-    server::range_figures(dump, TimeWindow{dump.start_ns(), std::max(dump.end_ns(), dump.start_ns())});
+    server::set_whole_run(dump);
     if (std::getenv("MEMREC_VIEW_STATS") != nullptr) {
       err << "memrec: view: " << path << ": " << dump.table.rows() << " allocations, table "
           << dump.table.memory_bytes() << " bytes ("

@@ -44,7 +44,34 @@ CallSite with_figures(const CallSite& site, const SiteFigures& f) {
   return out;
 }
 
+// The replay that built the report saw every event from the start on, and
+// the table's figures for any range equal a replay's over it (the tests
+// compare both with `memrec report`): the whole run needs no scan of the
+// table's rows, which took 4 s of a 500 M-allocation dump's load.
+void set_whole_run(ViewDump& dump) {
+  const HeapReport& r = dump.report;
+  auto out = std::make_shared<RangeFigures>();
+  out->window = TimeWindow{dump.start_ns(), std::max(dump.end_ns(), dump.start_ns())};
+  out->totals = r.totals;
+  out->sites.reserve(r.sites.sites.size());
+  for (const CallSite& s : r.sites.sites) {
+    out->sites.push_back(
+        SiteFigures{s.allocations, s.allocated_bytes, s.temporary, s.leaked_bytes, s.leaked_count, s.peak_bytes});
+  }
+  out->peak_at = window_peak(dump.table, out->window).at;
+  out->rss_at_peak_bytes = r.rss_at_peak_bytes;
+  out->leaked_bytes = r.leaked_bytes;
+  out->leaked_count = r.leaked_count;
+  out->runtime_retained_bytes = r.runtime_retained_bytes;
+  out->runtime_retained_count = r.runtime_retained_count;
+  out->peak_runtime_bytes = r.peak_runtime_bytes;
+  dump.whole_run = std::move(out);
+}
+
 std::shared_ptr<const RangeFigures> range_figures(const ViewDump& dump, const TimeWindow& window) {
+  if (dump.whole_run && dump.whole_run->window.from_ns == window.from_ns &&
+      dump.whole_run->window.to_ns == window.to_ns)
+    return dump.whole_run;
   if (auto hit = dump.cache->find(window)) return hit;
   auto out = std::make_shared<RangeFigures>();
   WindowFigures w = window_figures(dump.table, window);

@@ -48,6 +48,7 @@ struct ViewDump {
   std::vector<std::string> site_text;   // per site: its frames' functions and modules, one a line (for `match`)
   std::vector<std::string> site_label;  // per site: its innermost frame's label (ties in rankings)
   std::unique_ptr<RangeCache> cache = std::make_unique<RangeCache>();
+  std::shared_ptr<const RangeFigures> whole_run = nullptr;  // set_whole_run(); never evicted
 
   std::uint64_t start_ns() const { return report.dump.header.start_mono_ns; }
   // The dump's last time, absolute: the default end of a range.
@@ -56,6 +57,10 @@ struct ViewDump {
 
 // Fills the per-site match text and labels once the report's sites are known.
 void index_site_text(ViewDump& dump);
+
+// The whole run's figures, [start_ns(), end_ns()], which the page asks
+// first: the report's own, with the table's cursor at the peak.
+void set_whole_run(ViewDump& dump);
 
 // The figures of [window.from_ns, window.to_ns] (absolute), cached.
 std::shared_ptr<const RangeFigures> range_figures(const ViewDump& dump, const TimeWindow& window);

@@ -81,9 +81,18 @@ def test_the_whole_runs_summary_is_the_reports_on_every_program(build, view, dum
     for name, dat in dumps.items():
         summary = api(view, name, "summary")
         report = support.only_process(support.report(build, dat))
+        # The whole run's figures are the report's own; a range one ns longer
+        # is computed from the allocation table, and must agree.
+        longer = {"from": 0, "to": summary["duration_ns"] + 1}
+        computed = api(view, name, "summary", **longer)
         for key in ("allocations", "frees", "allocated_bytes", "temporary", "peak", "leaked",
                     "runtime_retained", "unmatched_frees", "replaced_blocks"):
             assert summary[key] == report[key], (name, key)
+            assert computed[key] == report[key], (name, key)
+        for sort in ("leaked", "peak", "allocated"):
+            whole = api(view, name, "sites", sort=sort, limit=1000)["sites"]
+            assert labels_and_figures(whole) == labels_and_figures(
+                api(view, name, "sites", sort=sort, limit=1000, **longer)["sites"]), (name, sort)
 
 
 def test_the_dump_list_has_each_dumps_headline_figures(view):

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <random>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -42,6 +43,70 @@ AllocationTable build(const std::vector<Event>& events, std::uint32_t stacks = 4
   for (std::uint32_t s = 0; s < stacks; ++s) site_of_stack[s] = s;
   t.set_sites(site_of_stack, stacks);
   return t;
+}
+
+// The same table from a StackReplay's matches (memrec view's way): events
+// in runs of one thread, each run replayed, then handed on with its tags.
+AllocationTable build_tagged(const std::vector<Event>& events, std::uint32_t stacks = 4) {
+  AllocationTableBuilder b;
+  StackReplay replay(TimeWindow{});
+  std::vector<HeapEvent> run;
+  std::vector<std::uint32_t> tags;
+  for (std::size_t i = 0; i < events.size();) {
+    run.clear();
+    const std::uint32_t thread = events[i].thread;
+    for (; i < events.size() && events[i].thread == thread; ++i) run.push_back(events[i].e);
+    tags.assign(run.size(), 0);
+    replay.on_events(run, thread, tags);
+    b.on_tagged_events(run, tags, thread);
+  }
+  AllocationTable t = b.finish();
+  std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
+  for (std::uint32_t s = 0; s < stacks; ++s) site_of_stack[s] = s;
+  t.set_sites(site_of_stack, stacks);
+  return t;
+}
+
+void check_same(const AllocationTable& a, const AllocationTable& b) {
+  REQUIRE(a.rows() == b.rows());
+  REQUIRE(a.frees() == b.frees());
+  for (std::uint32_t r = 0; r < a.rows(); ++r) {
+    CAPTURE(r);
+    REQUIRE(a.alloc_ns(r) == b.alloc_ns(r));
+    REQUIRE(a.free_ns(r) == b.free_ns(r));
+    REQUIRE(a.size(r) == b.size(r));
+    REQUIRE(a.site(r) == b.site(r));
+    REQUIRE(a.address(r) == b.address(r));
+    REQUIRE(a.thread(r) == b.thread(r));
+    REQUIRE(a.temporary(r) == b.temporary(r));
+    REQUIRE(a.replaced(r) == b.replaced(r));
+    REQUIRE(a.realloc_from(r) == b.realloc_from(r));
+    REQUIRE(a.realloc_to(r) == b.realloc_to(r));
+  }
+  for (std::uint32_t k = 0; k < a.frees(); ++k) {
+    REQUIRE(a.free_row(k) == b.free_row(k));
+    REQUIRE(a.rows_before_free(k) == b.rows_before_free(k));
+  }
+  REQUIRE(a.sites() == b.sites());
+  for (std::uint32_t site = 0; site < a.sites(); ++site) {
+    const auto [a0, a1] = a.site_rows(site);
+    const auto [b0, b1] = b.site_rows(site);
+    REQUIRE(std::vector<std::uint32_t>(a0, a1) == std::vector<std::uint32_t>(b0, b1));
+  }
+  CHECK(a.unmatched_free_ns() == b.unmatched_free_ns());
+  CHECK(a.replaced_ns() == b.replaced_ns());
+  CHECK(a.mmap_ns() == b.mmap_ns());
+  for (std::size_t i = 0; i < (a.rows() + AllocationTable::kSkipRows - 1) / AllocationTable::kSkipRows; ++i) {
+    REQUIRE(a.skip_max_free(i) == b.skip_max_free(i));
+  }
+  REQUIRE(a.checkpoints().size() == b.checkpoints().size());
+  for (std::size_t i = 0; i < a.checkpoints().size(); ++i) {
+    const HeapCheckpoint& x = a.checkpoints()[i];
+    const HeapCheckpoint& y = b.checkpoints()[i];
+    CHECK(std::tie(x.rows, x.frees, x.heap_bytes, x.live_count, x.block_max_bytes, x.block_max_alloc_bytes,
+                   x.block_max_alloc_at) == std::tie(y.rows, y.frees, y.heap_bytes, y.live_count, y.block_max_bytes,
+                                                     y.block_max_alloc_bytes, y.block_max_alloc_at));
+  }
 }
 
 TEST_SUITE("analyzer/allocation_table") {
@@ -161,6 +226,7 @@ TEST_SUITE("analyzer/allocation_table") {
         }
       }
       const AllocationTable t = build(events);
+      check_same(t, build_tagged(events));
       for (int w = 0; w < 20; ++w) {
         std::uint64_t a = 100 + rng() % (time - 90);
         std::uint64_t b = 100 + rng() % (time - 90);
@@ -277,6 +343,57 @@ TEST_SUITE("analyzer/allocation_table") {
     }
   }
 
+  TEST_CASE("a peak inside a block of checkpointed events is found at its event") {
+    // 1,500 allocations, then frees and allocations in turn, the frees
+    // larger: the peak is the last of the first run, event 1,499, inside the
+    // second block of 1,024 events, which a window over blocks skips whole.
+    std::vector<Event> events;
+    std::uint64_t t = 1000;
+    for (std::uint32_t i = 0; i < 1500; ++i) events.push_back({alloc(t += 7, 0x1000 + i * 64, 100 + i % 3)});
+    for (std::uint32_t i = 0; i < 1500; ++i) {
+      events.push_back({release(t += 7, 0x1000 + i * 64)});
+      events.push_back({alloc(t += 7, 0x200000 + i * 64, 50)});
+    }
+    const AllocationTable table = build(events);
+    for (const TimeWindow w : {TimeWindow{0, ~0ull}, TimeWindow{1000, t}, TimeWindow{1005, t - 3}}) {
+      StackReplay replay(w);
+      for (const Event& ev : events) replay.on_event(ev.e, ev.thread);
+      replay.finish();
+      const WindowPeak p = window_peak(table, w);
+      CHECK(p.bytes == replay.totals().peak_bytes);
+      REQUIRE(p.time_ns);
+      CHECK(*p.time_ns == replay.totals().peak_time_ns);
+      CHECK(*p.time_ns == 1000 + 7 * 1500);
+      CHECK(p.at.position == 1500);
+    }
+  }
+
+  TEST_CASE("frees that are exceptions early on and few in the end are all found") {
+    // The builder stops listing exceptions once they are most frees by a
+    // margin of 65,536; here 140,000 come first, then 400,000 frees that are
+    // none, so the list is made again from the whole table.
+    std::vector<Event> events;
+    std::vector<std::uint32_t> rows_before;
+    std::uint32_t rows = 0;
+    std::uint64_t t = 100;
+    for (std::uint32_t i = 0; i < 540000; ++i) {
+      t += 10;
+      const std::uint64_t addr = 0x1000 + (i % 64) * 16;
+      events.push_back({alloc(t, addr, 8 + i % 5)});
+      ++rows;
+      events.push_back({release(i < 140000 ? t : t + 5, addr)});
+      rows_before.push_back(rows);
+    }
+    const AllocationTable table = build(events);
+    REQUIRE(table.frees() == rows_before.size());
+    for (std::uint32_t k = 0; k < table.frees(); ++k) REQUIRE(table.rows_before_free(k) == rows_before[k]);
+    // Row i is allocated at 110 + 10 i.
+    CHECK(cursor_at(table, 110).heap_bytes == 0);
+    CHECK(cursor_at(table, 110 + 10 * 139999).heap_bytes == 0);
+    CHECK(cursor_at(table, 110 + 10 * 140000).heap_bytes == 8);  // row 140,000's free is 5 ns later
+    CHECK(cursor_at(table, 110 + 10 * 140000 + 5).heap_bytes == 0);
+  }
+
   TEST_CASE("a dump with more allocations than rows fills the table and is refused") {
     AllocationTableBuilder b(/*max_rows=*/3);
     for (std::uint64_t i = 0; i < 3; ++i) b.on_event(alloc(10 + i, 0x100 + i * 16, 8), 0);
@@ -307,26 +424,7 @@ TEST_SUITE("analyzer/allocation_table") {
     const AllocationTable spilled = build(events);
     set_spill_directory("");
     std::filesystem::remove_all(dir);
-    REQUIRE(spilled.rows() == in_memory.rows());
-    REQUIRE(spilled.frees() == in_memory.frees());
-    for (std::uint32_t r = 0; r < spilled.rows(); ++r) {
-      REQUIRE(spilled.alloc_ns(r) == in_memory.alloc_ns(r));
-      REQUIRE(spilled.free_ns(r) == in_memory.free_ns(r));
-      REQUIRE(spilled.size(r) == in_memory.size(r));
-      REQUIRE(spilled.site(r) == in_memory.site(r));
-      REQUIRE(spilled.address(r) == in_memory.address(r));
-      REQUIRE(spilled.thread(r) == in_memory.thread(r));
-      REQUIRE(spilled.temporary(r) == in_memory.temporary(r));
-    }
-    for (std::uint32_t k = 0; k < spilled.frees(); ++k) {
-      REQUIRE(spilled.free_row(k) == in_memory.free_row(k));
-      REQUIRE(spilled.rows_before_free(k) == in_memory.rows_before_free(k));
-    }
-    for (std::uint32_t site = 0; site < 4; ++site) {
-      const auto [a, b] = spilled.site_rows(site);
-      const auto [c, d] = in_memory.site_rows(site);
-      REQUIRE(std::vector<std::uint32_t>(a, b) == std::vector<std::uint32_t>(c, d));
-    }
+    check_same(spilled, in_memory);
     for (std::uint64_t t = 0; t <= 12500; t += 250) {
       CHECK(cursor_at(spilled, t).heap_bytes == cursor_at(in_memory, t).heap_bytes);
     }
