@@ -17,8 +17,7 @@ constexpr std::size_t kParallelRows = 1u << 20;
 
 // Advances by one event; returns true if it was an allocation.
 bool step(const AllocationTable& t, EventCursor& c) {
-  ++c.position;
-  if (c.frees < t.frees() && t.free_comes_first(c.frees, c.rows)) {
+  if (!t.is_alloc_at(c.position++)) {
     c.heap_bytes -= t.size(t.free_row(c.frees++));
     --c.live_count;
     return false;
@@ -49,8 +48,7 @@ void split_rows(std::size_t n, Fn&& fn) {
 // The time of the last event before the cursor (0 at position 0).
 std::uint64_t last_event_time(const AllocationTable& t, const EventCursor& c) {
   if (c.position == 0) return 0;
-  const bool last_is_free = c.frees > 0 && (c.rows == 0 || t.rows_before_free(c.frees - 1) >= c.rows);
-  return last_is_free ? t.free_time(c.frees - 1) : t.alloc_ns(c.rows - 1);
+  return t.is_alloc_at(c.position - 1) ? t.alloc_ns(c.rows - 1) : t.free_time(c.frees - 1);
 }
 
 // Rows freed at exactly the cursor's last time but already done (sorted): at

@@ -5,6 +5,7 @@
 #include "model/allocation_table.h"
 
 #include <algorithm>
+#include <bit>
 #include <limits>
 
 #include "model/address_map.h"
@@ -38,28 +39,24 @@ std::uint32_t AllocationTable::thread(std::uint32_t row) const {
   return t != kThreadMask ? t : big_threads_.at(row);
 }
 
-std::optional<std::uint32_t> AllocationTable::free_exception(std::uint32_t k) const {
-  const auto* it = std::lower_bound(free_exceptions_.begin(), free_exceptions_.end(), k,
-                                    [](const FreeException& e, std::uint32_t key) { return e.k < key; });
-  if (it == free_exceptions_.end() || it->k != k) return std::nullopt;
-  return it->rows;
-}
-
+// The checkpoint block that holds the k-th free, then its bits, a word at a time.
 std::uint32_t AllocationTable::rows_before_free(std::uint32_t k) const {
-  if (!free_after_.empty()) return free_after_[k];
-  if (const auto e = free_exception(k)) return *e;
-  const std::uint64_t time = free_time(k);
-  std::uint32_t lo = 0;
-  auto hi = static_cast<std::uint32_t>(rows());
-  while (lo < hi) {  // the first row allocated at or after `time`
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (alloc_ns(mid) < time) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
+  const auto cp = std::upper_bound(checkpoints_.begin(), checkpoints_.end(), k,
+                                   [](std::uint32_t key, const HeapCheckpoint& c) { return key < c.frees; });
+  std::uint64_t p = std::uint64_t{static_cast<std::size_t>(cp - checkpoints_.begin()) - 1} * kCheckpointEvents;
+  std::uint32_t left = k - (cp - 1)->frees;  // frees to pass before the k-th
+  for (;;) {
+    const std::uint64_t frees = ~order_[p >> 6] >> (p & 63);  // this word's events from p on; 1 a free
+    const auto here = static_cast<std::uint32_t>(std::popcount(frees));
+    if (left < here) {
+      std::uint64_t f = frees;
+      for (std::uint32_t i = 0; i < left; ++i) f &= f - 1;  // drop the frees passed
+      p += static_cast<std::uint64_t>(std::countr_zero(f));
+      return static_cast<std::uint32_t>(p - k);  // events before it, less the frees
     }
+    left -= here;
+    p += 64 - (p & 63);
   }
-  return lo;
 }
 
 bool AllocationTable::replaced(std::uint32_t row) const {
@@ -105,11 +102,10 @@ void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uin
 std::uint64_t AllocationTable::memory_bytes() const {
   const std::uint64_t sparse = (big_sizes_.size() + big_addrs_.size() + big_threads_.size()) * 32;
   return bytes_of(alloc_base_) + bytes_of(alloc_delta_) + bytes_of(alloc_wide_) + bytes_of(free_ns_) + bytes_of(size_) +
-         bytes_of(site_) + bytes_of(meta_) + bytes_of(free_order_) + bytes_of(free_exceptions_) +
-         bytes_of(free_after_) + sparse + bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) +
-         bytes_of(realloc_rows_) + bytes_of(replaced_rows_) + bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) +
-         bytes_of(mmap_ns_) + bytes_of(site_offsets_) + bytes_of(site_rows_) + bytes_of(skip_max_free_) +
-         bytes_of(checkpoints_);
+         bytes_of(site_) + bytes_of(meta_) + bytes_of(free_order_) + bytes_of(order_) + sparse +
+         bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) + bytes_of(realloc_rows_) + bytes_of(replaced_rows_) +
+         bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) + bytes_of(mmap_ns_) + bytes_of(site_offsets_) +
+         bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(checkpoints_);
 }
 
 void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) {
@@ -153,15 +149,10 @@ void AllocationTableBuilder::take(const HeapEvent& e, std::uint32_t thread, std:
   }
 }
 
-// Every free's rows before it, for now: finish() keeps them all, or only
-// the exceptions (note_exception).
 void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
-  HeapCheckpoint& cp = checkpoint();
-  const auto rows = static_cast<std::uint32_t>(t_.rows());
+  HeapCheckpoint& cp = begin_event(false);
   t_.free_ns_[row] = time_ns;
   t_.free_order_.push_back(row);
-  free_after_.push_back(rows);
-  note_exception(rows, time_ns);
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;
   t_.skip_max_free_[row / kS] = std::max(t_.skip_max_free_[row / kS], time_ns);
   --block_live_[row / kS];
@@ -170,15 +161,23 @@ void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
   cp.block_max_bytes = std::max(cp.block_max_bytes, heap_bytes_);
 }
 
-// The checkpoint of the block of events the next one belongs to: a new one
-// every kCheckpointEvents events, with the heap before it.
-HeapCheckpoint& AllocationTableBuilder::checkpoint() {
+// An event's bit in the merged order, and the checkpoint of the block of
+// events it belongs to.
+HeapCheckpoint& AllocationTableBuilder::begin_event(bool alloc) {
+  checkpoint();
+  const std::uint64_t p = t_.events();
+  if (p % 64 == 0) t_.order_.push_back(0);
+  if (alloc) t_.order_[p / 64] |= 1ull << (p % 64);
+  return t_.checkpoints_.back();
+}
+
+// A new checkpoint every kCheckpointEvents events, with the heap before the next.
+void AllocationTableBuilder::checkpoint() {
   if (t_.events() % AllocationTable::kCheckpointEvents == 0) {
     t_.checkpoints_.push_back(HeapCheckpoint{static_cast<std::uint32_t>(t_.rows()),
                                              static_cast<std::uint32_t>(t_.frees()), heap_bytes_, live_count_, 0, 0,
                                              0});
   }
-  return t_.checkpoints_.back();
 }
 
 // Times go straight into their packed form, a base per kTimeBlock rows and
@@ -209,46 +208,6 @@ void AllocationTableBuilder::close_time_block() {
   block_wide_ = false;
 }
 
-// A row's time while building: the open block's are only in block_ns_.
-std::uint64_t AllocationTableBuilder::row_ns(std::uint32_t row) const {
-  constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
-  if (row / kB + 1 == t_.alloc_base_.size()) return block_ns_[row % kB];
-  return t_.alloc_ns(row);
-}
-
-// A free sorts before every row allocated at or after its time unless the
-// replay put it later (a thread's own alloc then free at one ns). Where
-// those exceptions are most frees (a clock coarser than the allocator),
-// every free's count stays (4 bytes a free); else only the exceptions (8
-// bytes each). Free times never decrease and every row allocated before a
-// free's time is in when it comes, so a cursor finds them as they come. The
-// list stops being kept once they are most frees by a margin: a
-// single-threaded dump (events on the writer's ticks) has them nearly all.
-void AllocationTableBuilder::note_exception(std::uint32_t rows, std::uint64_t time_ns) {
-  while (by_time_ < rows && row_ns(by_time_) < time_ns) ++by_time_;
-  if (rows == by_time_) return;
-  ++exceptions_;
-  if (exceptions_dropped_) return;
-  const auto k = static_cast<std::uint32_t>(t_.frees() - 1);
-  t_.free_exceptions_.push_back({k, rows});
-  constexpr std::uint64_t kSlack = 1 << 16;
-  if (exceptions_ * 2 > t_.frees() + kSlack) {
-    t_.free_exceptions_ = {};
-    exceptions_dropped_ = true;
-  }
-}
-
-// The exceptions again, from the whole table: for the rare dump whose frees
-// were most of them early on (the list was dropped) but not in the end.
-void AllocationTableBuilder::sweep_exceptions() {
-  AllocationTable& t = t_;
-  std::uint32_t by_time = 0;
-  for (std::uint32_t k = 0; k < t.frees(); ++k) {
-    while (by_time < t.rows() && t.alloc_ns(by_time) < t.free_time(k)) ++by_time;
-    if (free_after_[k] != by_time) t.free_exceptions_.push_back({k, free_after_[k]});
-  }
-}
-
 void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, std::uint32_t replaced) {
   const auto row = static_cast<std::uint32_t>(t_.rows());
   if (replaced != kNoRow) {
@@ -256,7 +215,7 @@ void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, 
     t_.replaced_rows_.push_back(replaced);
     t_.replaced_ns_.push_back(last_time_ns_);
   }
-  HeapCheckpoint& cp = checkpoint();
+  HeapCheckpoint& cp = begin_event(true);
   heap_bytes_ += e.size;
   ++live_count_;
   if (heap_bytes_ > cp.block_max_alloc_bytes) {
@@ -310,14 +269,7 @@ void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread, s
 AllocationTable AllocationTableBuilder::finish() {
   close_time_block();
   AllocationTable& t = t_;
-  if (exceptions_ * 2 > t.frees()) {
-    t.free_exceptions_ = {};
-    t.free_after_ = std::move(free_after_);
-  } else if (exceptions_dropped_) {
-    sweep_exceptions();
-  }
-  free_after_ = {};
-  if (t.events() % AllocationTable::kCheckpointEvents == 0) checkpoint();  // the state after the last event
+  checkpoint();  // the state after the last event, when it ends a block
   for (std::size_t b = 0; b < block_live_.size(); ++b) {
     if (block_live_[b] != 0) t.skip_max_free_[b] = kNeverFreed;
   }

@@ -68,19 +68,13 @@ class AllocationTable {
   // The k-th free in merged order: its row and time.
   std::uint32_t free_row(std::uint32_t k) const { return free_order_[k]; }
   std::uint64_t free_time(std::uint32_t k) const { return free_ns_[free_order_[k]]; }
-  // How many rows were allocated before the k-th free in merged order: those
-  // allocated earlier than it, except where a thread allocated and freed at
-  // the same ns (an exception, kept sparse). That makes the merge exact.
+  // Whether the event at `position` of the merged sequence (rows and frees
+  // before it) is an allocation. The replay's order is kept as it was, a bit
+  // an event, so the merge is exact also where times tie (a thread's malloc
+  // and free within one ns, or on one tick of a single thread's dump).
+  bool is_alloc_at(std::uint64_t position) const { return ((order_[position >> 6] >> (position & 63)) & 1) != 0; }
+  // How many rows were allocated before the k-th free in merged order.
   std::uint32_t rows_before_free(std::uint32_t k) const;
-  // Whether, after `rows_done` allocations, the k-th free comes before the next one.
-  bool free_comes_first(std::uint32_t k, std::uint32_t rows_done) const {
-    if (rows_done == rows()) return true;
-    if (!free_after_.empty()) return free_after_[k] <= rows_done;
-    if (!free_exceptions_.empty()) [[unlikely]] {
-      if (const auto e = free_exception(k)) return *e <= rows_done;
-    }
-    return alloc_ns(rows_done) >= free_time(k);
-  }
 
   // Realloc links: the row a realloc replaced, and the row that replaced it.
   std::optional<std::uint32_t> realloc_from(std::uint32_t row) const;
@@ -118,8 +112,6 @@ class AllocationTable {
   static constexpr std::uint32_t kThreadMask = (1u << 15) - 1;
   static constexpr std::uint32_t kTimeBlock = 256;  // rows per base of alloc_delta_
 
-  std::optional<std::uint32_t> free_exception(std::uint32_t k) const;
-
   // Allocation times: a base per kTimeBlock rows plus a 32-bit delta; a block
   // spanning 2^32 ns or more has bit 63 of its base set and its times in alloc_wide_.
   std::vector<std::uint64_t> alloc_base_;
@@ -130,14 +122,7 @@ class AllocationTable {
   SpillColumn<std::uint32_t> site_;
   SpillColumn<std::uint64_t> meta_;  // address (48 bits) | thread (15 bits) << 48 | temporary << 63
   SpillColumn<std::uint32_t> free_order_;
-  struct FreeException {
-    std::uint32_t k;     // the free's position in free_order_
-    std::uint32_t rows;  // rows allocated before it
-  };
-  SpillColumn<FreeException> free_exceptions_;  // by k
-  // Instead of the exceptions when they are most frees (a clock coarser than
-  // the allocator: a thread's malloc and free share their ns): rows before each free.
-  SpillColumn<std::uint32_t> free_after_;
+  SpillColumn<std::uint64_t> order_;  // bit p of the merged sequence: 1 an allocation, 0 a free
   std::unordered_map<std::uint32_t, std::uint64_t> big_sizes_;            // sizes >= 4 GiB - 1
   std::unordered_map<std::uint32_t, std::uint64_t> big_addrs_;            // addresses >= 2^48 - 1
   std::unordered_map<std::uint32_t, std::uint32_t> big_threads_;          // thread indices >= 32767
@@ -183,10 +168,8 @@ class AllocationTableBuilder final : public OrderedEventSink, public TaggedEvent
   void release(std::uint32_t row, std::uint64_t time_ns);
   void add_time(std::uint32_t row, std::uint64_t time_ns);
   void close_time_block();
-  std::uint64_t row_ns(std::uint32_t row) const;
-  void note_exception(std::uint32_t rows, std::uint64_t time_ns);
-  void sweep_exceptions();
-  HeapCheckpoint& checkpoint();
+  HeapCheckpoint& begin_event(bool alloc);
+  void checkpoint();
 
   AllocationTable t_;
   std::uint64_t max_rows_;
@@ -194,15 +177,11 @@ class AllocationTableBuilder final : public OrderedEventSink, public TaggedEvent
   AddressMap live_;                             // address -> row, for on_event
   std::vector<std::uint64_t> last_addr_;        // by thread: its latest allocated address, while live
   std::vector<std::uint32_t> realloc_pending_;  // by thread: the row its realloc just freed
-  SpillColumn<std::uint32_t> free_after_;       // by free: rows before it (finish() keeps it or the exceptions)
   std::uint64_t last_time_ns_ = 0;
   // The indexes are kept as the events come, while their rows are in the
   // cache: built at finish() they were passes over the whole table, with
   // random reads of spilled columns (a 500 M-allocation dump: 6 s of a
   // 125 s load, on one thread).
-  std::uint32_t by_time_ = 0;              // rows allocated before the latest free's time
-  std::uint64_t exceptions_ = 0;           // frees whose rows before them differ from by_time_
-  bool exceptions_dropped_ = false;        // too many to keep as a list, so far
   std::vector<std::uint16_t> block_live_;  // by kSkipRows block: its rows not freed yet
   std::uint64_t heap_bytes_ = 0;           // the heap after the events so far
   std::uint64_t live_count_ = 0;
