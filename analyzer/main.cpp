@@ -69,9 +69,9 @@ bool parse(const std::vector<std::string>& args, const po::options_description& 
 // The options of every command that loads and symbolizes dumps.
 template <typename Options>
 void add_load_options(po::options_description& visible, Options& options) {
-  visible.add_options()                                                                             //
-      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
-      ("no-progress", "never draw a progress bar")                                                  //
+  visible.add_options()                                                                                 //
+      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")      //
+      ("no-progress", "show no progress (a bar on a terminal, else a line every 10 s of a long load)")  //
       ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp);
 }
 
