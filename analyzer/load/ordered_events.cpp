@@ -61,7 +61,9 @@ class PageDropper {
   bool enabled_ = false;
 };
 
-// Pass one, on `threads` workers plus the caller (which reports progress).
+// Pass one, on `threads` workers plus the caller (which reports progress: a
+// frame scanned here and a frame decoded in pass two are a step each, and a
+// noted frame is no step here).
 // A frame that fails to decode gets kNever: the second pass stops there.
 // A frame the scan reads but the decoder would reject may get an earlier
 // time instead; that only holds events back longer, never changes their order.
@@ -81,11 +83,8 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
       ++noted;
     }
   }
-  done = noted;
-  if (noted == n) {
-    if (options.progress && n != 0) options.progress(n, 2 * n);
-    return earliest;
-  }
+  if (noted == n) return earliest;
+  const std::size_t steps = (n - noted) + n;
   const auto work = [&](bool report) {
     reader::FrameTimeScanner scanner;
     for (std::size_t i = next.fetch_add(1); i < n; i = next.fetch_add(1)) {
@@ -93,7 +92,7 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
       earliest[i] = scanner.earliest(dump.bytes(), dump.index.frames[i], dump.name());
       pages.drop_frame(dump.index.frames[i]);
       const std::size_t finished = done.fetch_add(1) + 1;
-      if (report && options.progress) options.progress(finished, 2 * n);
+      if (report && options.progress) options.progress(finished, steps);
     }
   };
   std::vector<std::thread> workers;
@@ -243,8 +242,10 @@ Result<StreamedDump> stream_dump(reader::Dump dump, const LoadOptions& options, 
   const std::vector<reader::FrameInfo> frame_info = dump.index.frames;
   LoadOptions second = options;
   const std::size_t frames = earliest.size();
+  const auto scanned = static_cast<std::size_t>(std::count_if(
+      frame_info.begin(), frame_info.end(), [](const reader::FrameInfo& f) { return !f.earliest_ns.has_value(); }));
   second.progress = [&](std::size_t done, std::size_t) {
-    if (options.progress) options.progress(frames + done, 2 * frames);
+    if (options.progress) options.progress(scanned + done, scanned + frames);
   };
   const FrameEventsFn on_events = [&](const LoadedDump& d, std::size_t frame, FrameData& data) {
     releaser.add(d, data);

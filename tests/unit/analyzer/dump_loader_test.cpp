@@ -1,6 +1,7 @@
 // The load's hooks for work that starts before it ends: each frame's Stack
 // records reach LoadOptions::on_stacks with the modules of that frame, off the
-// loading thread; the decoding threads run at the helpers' lower priority.
+// loading thread; the decoding threads run at the helpers' lower priority;
+// progress counts up to its total.
 #include <doctest/doctest.h>
 
 #include <sys/resource.h>
@@ -14,6 +15,7 @@
 
 #include "load/dump_loader.h"
 #include "load/helper_priority.h"
+#include "load/ordered_events.h"
 #include "support/dump_builder.h"
 
 using namespace memrec;
@@ -105,6 +107,30 @@ TEST_SUITE("analyzer/dump_loader") {
     CHECK(calls[1].modules == std::vector<std::string>{"/tmp/one", "/tmp/two"});
     // The stacks still reach the table whole.
     CHECK(loaded->stacks.size() == 3);
+  }
+
+  TEST_CASE("a streamed load's progress only grows, and ends at its total") {
+    // These frames carry no note of their earliest time: the first pass scans
+    // each, a step as a frame of the second pass is (a noted frame is none).
+    struct Sink final : OrderedEventSink {
+      void on_event(const HeapEvent&, std::uint32_t) override {}
+    } sink;
+    const DumpBuilder b = many_frames();
+    auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "many.dat"));
+    REQUIRE(dump.ok());
+    std::vector<std::pair<std::size_t, std::size_t>> calls;
+    LoadOptions options{1};
+    options.progress = [&](std::size_t done, std::size_t total) { calls.emplace_back(done, total); };
+    REQUIRE(stream_dump(std::move(*dump), options, sink).ok());
+    REQUIRE(!calls.empty());
+    const std::size_t frames = b.frame_offsets().size();
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      CAPTURE(i);
+      CHECK(calls[i].second == 2 * frames);
+      CHECK(calls[i].first <= calls[i].second);
+      if (i > 0) CHECK(calls[i].first >= calls[i - 1].first);
+    }
+    CHECK(calls.back().first == 2 * frames);
   }
 
   TEST_CASE("the decoding threads run at the helpers' nice value, the loading thread at its own") {
