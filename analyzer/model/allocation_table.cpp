@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <thread>
 
 #include "model/address_map.h"
 
@@ -80,23 +81,57 @@ std::pair<const std::uint32_t*, const std::uint32_t*> AllocationTable::site_rows
   return {site_rows_.data() + site_offsets_[site], site_rows_.data() + site_offsets_[site + 1]};
 }
 
+// Two passes over the rows, each split in halves on two threads past a
+// million rows: mapping stacks to sites and counting, then placing each row
+// in its site's list (the second half after the first's rows of each site).
+// Most of their time is the kernel making site_rows_' new pages: a 500
+// M-allocation dump's index took 6.6 s on one thread.
 void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uint32_t>& site_of_stack,
                                 std::uint32_t sites) {
   std::uint32_t max_stack = 0;
   for (const auto& [stack, site] : site_of_stack) max_stack = std::max(max_stack, stack);
   std::vector<std::uint32_t> dense(std::size_t{max_stack} + 1, kNoSite);
   for (const auto& [stack, site] : site_of_stack) dense[stack] = site < sites ? site : kNoSite;
+  const std::size_t n = site_.size();
+  const std::size_t parts = n >= (1u << 20) ? 2 : 1;
+  const auto part_begin = [&](std::size_t p) { return static_cast<std::uint32_t>(n * p / parts); };
+  const auto on_parts = [&](auto&& fn) {
+    std::thread second;
+    if (parts == 2) second = std::thread(fn, 1);
+    fn(0);
+    if (second.joinable()) second.join();
+  };
+  std::vector<std::vector<std::uint32_t>> counts(parts, std::vector<std::uint32_t>(sites, 0));
+  on_parts([&](std::size_t p) {
+    for (std::uint32_t r = part_begin(p); r < part_begin(p + 1); ++r) {
+      std::uint32_t& s = site_[r];
+      s = s < dense.size() ? dense[s] : kNoSite;
+      if (s != kNoSite) ++counts[p][s];
+    }
+  });
   site_offsets_.assign(std::size_t{sites} + 1, 0);
-  for (std::uint32_t& s : site_) {
-    s = s < dense.size() ? dense[s] : kNoSite;
-    if (s != kNoSite) ++site_offsets_[s + 1];
+  for (std::uint32_t s = 0; s < sites; ++s) {
+    std::uint32_t in_site = 0;
+    for (std::size_t p = 0; p < parts; ++p) in_site += counts[p][s];
+    site_offsets_[s + 1] = site_offsets_[s] + in_site;
   }
-  for (std::size_t i = 1; i < site_offsets_.size(); ++i) site_offsets_[i] += site_offsets_[i - 1];
-  site_rows_.assign(site_offsets_.back(), 0);
-  std::vector<std::uint32_t> fill(site_offsets_.begin(), site_offsets_.end() - 1);
-  for (std::uint32_t r = 0; r < site_.size(); ++r) {
-    if (site_[r] != kNoSite) site_rows_[fill[site_[r]]++] = r;
+  // fill[p][s]: where part p's next row of site s goes.
+  std::vector<std::vector<std::uint32_t>> fill(parts);
+  for (std::size_t p = 0; p < parts; ++p) {
+    fill[p].assign(site_offsets_.begin(), site_offsets_.end() - 1);
+    for (std::size_t q = 0; q < p; ++q) {
+      for (std::uint32_t s = 0; s < sites; ++s) fill[p][s] += counts[q][s];
+    }
   }
+  const std::size_t total = site_offsets_.back();
+  site_rows_.resize_for_overwrite(total);
+  on_parts([&](std::size_t p) {
+    site_rows_.prepare(total * p / parts, total * (p + 1) / parts);
+    std::vector<std::uint32_t>& f = fill[p];
+    for (std::uint32_t r = part_begin(p); r < part_begin(p + 1); ++r) {
+      if (site_[r] != kNoSite) site_rows_[f[site_[r]]++] = r;
+    }
+  });
 }
 
 std::uint64_t AllocationTable::memory_bytes() const {

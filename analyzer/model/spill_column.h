@@ -65,6 +65,20 @@ class SpillColumn {
     std::fill_n(data(), n, value);
     size_ = n;
   }
+  // `n` elements whose values are unspecified until the caller writes them
+  // (all of them, next): no pass that zeroes them first.
+  void resize_for_overwrite(std::size_t n) {
+    buf_.grow(n * sizeof(T));
+    size_ = n;
+  }
+  // Readies the pages of elements [from, to) for writing at once, a MiB at a
+  // time (SpillBuffer::prepare): for columns filled out of order.
+  void prepare(std::size_t from, std::size_t to) {
+    for (std::size_t b = from * sizeof(T) / SpillBuffer::kPrepareBytes * SpillBuffer::kPrepareBytes; b < to * sizeof(T);
+         b += SpillBuffer::kPrepareBytes) {
+      buf_.prepare(b);
+    }
+  }
 
  private:
   SpillBuffer buf_;

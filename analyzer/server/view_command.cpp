@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <set>
 
@@ -44,14 +45,23 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     if (report->stopped) {
       err << "memrec: " << report->stopped->message << " (the view covers the frames before it)\n";
     }
+    const auto streamed = std::chrono::steady_clock::now();
     server::ViewDump dump{std::move(*report), table.finish(), {}, {}};
+    const auto finished = std::chrono::steady_clock::now();
     dump.table.set_sites(dump.report.sites.site_of_stack, static_cast<std::uint32_t>(dump.report.sites.sites.size()));
+    const auto indexed = std::chrono::steady_clock::now();
     server::index_site_text(dump);
     server::set_whole_run(dump);
     if (std::getenv("MEMREC_VIEW_STATS") != nullptr) {
+      const auto ms = [](auto a, auto b) {
+        return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+      };
       err << "memrec: view: " << path << ": " << dump.table.rows() << " allocations, table "
           << dump.table.memory_bytes() << " bytes ("
-          << (dump.table.rows() == 0 ? 0 : dump.table.memory_bytes() / dump.table.rows()) << " a row)\n";
+          << (dump.table.rows() == 0 ? 0 : dump.table.memory_bytes() / dump.table.rows()) << " a row)\n"
+          << "memrec: view: " << path << ": after the report: the table's finish " << ms(streamed, finished)
+          << " ms, its per-site index " << ms(finished, indexed) << " ms, the rest "
+          << ms(indexed, std::chrono::steady_clock::now()) << " ms\n";
     }
     data.dumps.push_back(std::move(dump));
   }

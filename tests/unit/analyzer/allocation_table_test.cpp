@@ -411,6 +411,44 @@ TEST_SUITE("analyzer/allocation_table") {
     CHECK(t.frees() == 1);
   }
 
+  TEST_CASE("past a million rows the per-site index is built in two halves, and is each site's rows") {
+    // 1.2 M allocations of stacks 0-6; stacks 5 and 6 belong to no site, 3
+    // and 4 to the same one. Built in a spill directory, whose pages the
+    // halves ready for writing themselves.
+    std::vector<Event> events;
+    constexpr std::uint32_t kRows = 1'200'000;
+    events.reserve(kRows);
+    for (std::uint32_t i = 0; i < kRows; ++i) {
+      const std::uint32_t stack = (i * 7919u + i / 1000) % 7;
+      events.push_back({alloc(100 + i, 0x1000 + std::uint64_t{i} * 16, 8, stack)});
+    }
+    std::string dir = std::filesystem::temp_directory_path() / "memrec-table-test-XXXXXX";
+    REQUIRE(mkdtemp(dir.data()) != nullptr);
+    set_spill_directory(dir);
+    AllocationTableBuilder b;
+    for (const Event& ev : events) b.on_event(ev.e, ev.thread);
+    AllocationTable t = b.finish();
+    const std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack{{0, 0}, {1, 1}, {2, 2}, {3, 3}, {4, 3}};
+    t.set_sites(site_of_stack, 4);
+    set_spill_directory("");
+    std::filesystem::remove_all(dir);
+    std::vector<std::vector<std::uint32_t>> want(4);
+    for (std::uint32_t r = 0; r < kRows; ++r) {
+      const std::uint32_t stack = events[r].e.stack.value;
+      if (stack < 5) want[site_of_stack.at(stack)].push_back(r);
+    }
+    REQUIRE(t.sites() == 4);
+    for (std::uint32_t site = 0; site < 4; ++site) {
+      CAPTURE(site);
+      const auto [first, last] = t.site_rows(site);
+      CHECK(std::vector<std::uint32_t>(first, last) == want[site]);
+      for (const std::uint32_t r : want[site]) REQUIRE(t.site(r) == site);
+    }
+    for (std::uint32_t r = 0; r < kRows; ++r) {
+      if (events[r].e.stack.value >= 5) REQUIRE(t.site(r) == kNoSite);
+    }
+  }
+
   TEST_CASE("a table in spill files answers as one in memory") {
     // Frees at their allocation's ns (a coarse clock), from two threads.
     std::vector<Event> events;
