@@ -162,6 +162,9 @@ void AllocationTableBuilder::on_tagged_events(std::span<const HeapEvent> events,
 
 void AllocationTableBuilder::take(const HeapEvent& e, std::uint32_t thread, std::uint32_t released) {
   if (full_) return;
+  // A tag names a row allocated before; anything else would write past the
+  // columns, so it releases nothing.
+  if (released != kNoRow && released >= t_.rows()) released = kNoRow;
   // The merged order never goes back in time; a hostile dump that does must
   // not break the sorted columns the queries search.
   last_time_ns_ = std::max(last_time_ns_, e.time_ns);

@@ -398,6 +398,18 @@ TEST_SUITE("analyzer/allocation_table") {
     CHECK(cursor_at(table, 110 + 10 * 140000 + 5).heap_bytes == 0);
   }
 
+  TEST_CASE("a tag naming no earlier row releases nothing") {
+    AllocationTableBuilder b;
+    const HeapEvent events[] = {alloc(10, 0x100, 8), release(20, 0x100), release(30, 0x200)};
+    const std::uint32_t tags[] = {kNoRow, 7, 1};  // rows 7 and 1 do not exist yet
+    b.on_tagged_events(events, tags, 0);
+    const AllocationTable t = b.finish();
+    CHECK(t.rows() == 1);
+    CHECK(t.frees() == 0);
+    CHECK(t.free_ns(0) == kNeverFreed);
+    CHECK(t.unmatched_free_ns() == std::vector<std::uint64_t>{20, 30});
+  }
+
   TEST_CASE("a dump with more allocations than rows fills the table and is refused") {
     AllocationTableBuilder b(/*max_rows=*/3);
     for (std::uint64_t i = 0; i < 3; ++i) b.on_event(alloc(10 + i, 0x100 + i * 16, 8), 0);
