@@ -1,9 +1,9 @@
 // Hands a load's ordered events, with their tags, to another sink on a
-// thread of its own, in batches. `memrec view` builds its allocation table this way beside the
-// report's replay: on the replay's thread the table doubled the serial part
-// of the load (churn's 10 M allocations: 1.5 s against the report's 0.75).
-// The target sees the same events in the same order; it must not be read
-// before finish() returns.
+// thread of its own, in batches. `memrec view` builds its allocation table
+// this way beside the report's replay, whose matches are the tags: on the
+// replay's thread the table doubled the serial part of the load (churn's
+// 10 M allocations: 1.5 s against the report's 0.75). The target sees the
+// same events in the same order; it must not be read before finish() returns.
 #pragma once
 
 #include <cstdint>
