@@ -1,15 +1,14 @@
-// The builder follows StackReplay's rules event for event (a free of an unknown
-// address is unmatched, an allocation over a live block replaces it, temporary
-// is judged by the thread's last allocated address), so figures computed from
-// the table equal the report's for any window.
+// The builder takes StackReplay's matches as they come (a free it matched to
+// no block is unmatched, an allocation over a live block replaces that one)
+// and follows its other rules (temporary is judged by the thread's last
+// allocated address), so figures computed from the table equal the report's
+// for any window.
 #include "model/allocation_table.h"
 
 #include <algorithm>
 #include <bit>
 #include <limits>
 #include <thread>
-
-#include "model/address_map.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -141,18 +140,6 @@ std::uint64_t AllocationTable::memory_bytes() const {
          bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) + bytes_of(realloc_rows_) + bytes_of(replaced_rows_) +
          bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) + bytes_of(mmap_ns_) + bytes_of(site_offsets_) +
          bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(checkpoints_);
-}
-
-void AllocationTableBuilder::on_event(const HeapEvent& e, std::uint32_t thread) {
-  if (full_) return;
-  std::uint32_t released = kNoRow;
-  if (e.op == HeapOp::kAlloc) {
-    const auto row = static_cast<std::uint32_t>(t_.rows());
-    if (const auto old = live_.insert(e.addr, LiveBlock{0, StackId{}, row, 0})) released = old->row;
-  } else if (e.op == HeapOp::kFree) {
-    if (const auto block = live_.erase(e.addr)) released = block->row;
-  }
-  take(e, thread, released);
 }
 
 void AllocationTableBuilder::on_tagged_events(std::span<const HeapEvent> events,

@@ -1,7 +1,8 @@
 // Every heap allocation of one dump as columns, for `memrec view`'s range and
-// instant queries (model/allocation_queries.h). Filled during view's replay as
-// an OrderedEventSink (rows in the merged order of their allocation); `report`
-// never builds it: its model stays the streaming StackReplay.
+// instant queries (model/allocation_queries.h). Filled beside view's replay,
+// which hands it each event with the row it released (rows in the merged
+// order of their allocation); `report` never builds it: its model stays the
+// streaming StackReplay.
 // 36 bytes an allocation, indexes included (docs/api.md "The allocation table"),
 // in SpillColumns: files the kernel pages out when a spill directory is set.
 #pragma once
@@ -139,11 +140,11 @@ class AllocationTable {
   std::vector<HeapCheckpoint> checkpoints_;
 };
 
-// The sink that fills a table during the replay; finish() builds the indexes.
-// As an OrderedEventSink it matches each free to its allocation by address
-// itself; as a TaggedEventSink it takes StackReplay's matches (released rows)
-// as tags and keeps no address map: memrec view, where the replay runs anyway.
-class AllocationTableBuilder final : public OrderedEventSink, public TaggedEventSink {
+// The sink that fills a table beside the replay (build_heap_report's
+// `also`): its tags are StackReplay's matches, the row each event released,
+// so it keeps no address map of its own. finish() sorts the realloc links;
+// every other index is kept as the events come.
+class AllocationTableBuilder final : public TaggedEventSink {
  public:
   // Rows are 32-bit (kNoRow is none): a dump of more allocations than that
   // (about 17 GB of bench/churn) cannot be held.
@@ -152,7 +153,6 @@ class AllocationTableBuilder final : public OrderedEventSink, public TaggedEvent
   // `max_rows`: tests lower it.
   explicit AllocationTableBuilder(std::uint64_t max_rows = kMaxRows) : max_rows_(max_rows) {}
 
-  void on_event(const HeapEvent& event, std::uint32_t thread) override;
   void on_tagged_events(std::span<const HeapEvent> events, std::span<const std::uint32_t> released,
                         std::uint32_t thread) override;
   // Whether the dump had more allocations than max_rows: the table stopped
@@ -174,7 +174,6 @@ class AllocationTableBuilder final : public OrderedEventSink, public TaggedEvent
   AllocationTable t_;
   std::uint64_t max_rows_;
   bool full_ = false;
-  AddressMap live_;                             // address -> row, for on_event
   std::vector<std::uint64_t> last_addr_;        // by thread: its latest allocated address, while live
   std::vector<std::uint32_t> realloc_pending_;  // by thread: the row its realloc just freed
   std::uint64_t last_time_ns_ = 0;

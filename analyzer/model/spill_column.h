@@ -58,13 +58,6 @@ class SpillColumn {
     constexpr std::size_t kMaxStepBytes = std::size_t{256} << 20;
     return std::max(need, have + std::min(have, kMaxStepBytes));
   }
-  // `n` copies of `value`, replacing the contents.
-  void assign(std::size_t n, const T& value) {
-    size_ = 0;
-    buf_.grow(n * sizeof(T));
-    std::fill_n(data(), n, value);
-    size_ = n;
-  }
   // `n` elements whose values are unspecified until the caller writes them
   // (all of them, next): no pass that zeroes them first.
   void resize_for_overwrite(std::size_t n) {

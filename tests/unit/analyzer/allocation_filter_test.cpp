@@ -7,6 +7,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "table_feed.h"
+
 namespace memrec::analyzer {
 namespace {
 
@@ -20,11 +22,12 @@ HeapEvent release(std::uint64_t t, std::uint64_t addr) { return HeapEvent{t, add
 //       2 (thread 0, site 1) 40 bytes at 30, never freed.
 AllocationTable table() {
   AllocationTableBuilder b;
-  b.on_event(alloc(10, 0xa, 100, 1), 0);
-  b.on_event(alloc(15, 0xb, 5000, 2), 1);
-  b.on_event(release(20, 0xa), 0);
-  b.on_event(alloc(30, 0xc, 40, 1), 0);
-  b.on_event(release(115, 0xb), 1);
+  TableFeed feed(b);
+  feed(alloc(10, 0xa, 100, 1), 0);
+  feed(alloc(15, 0xb, 5000, 2), 1);
+  feed(release(20, 0xa), 0);
+  feed(alloc(30, 0xc, 40, 1), 0);
+  feed(release(115, 0xb), 1);
   AllocationTable t = b.finish();
   t.set_sites(std::unordered_map<std::uint32_t, std::uint32_t>{{1, 1}, {2, 2}}, 3);
   return t;

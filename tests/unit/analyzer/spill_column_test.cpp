@@ -93,10 +93,13 @@ TEST_SUITE("analyzer/spill_column") {
       c = std::move(moved);
       CHECK(holds(c, 300000));
     }
-    SUBCASE("assign replaces the contents") {
-      c.assign(5, 7);
-      CHECK(c.size() == 5);
-      CHECK(c[4] == 7);
+    SUBCASE("resized for overwriting, it keeps its values and takes new ones past them") {
+      c.resize_for_overwrite(400000);
+      CHECK(c.size() == 400000);
+      c.prepare(300000, 400000);
+      for (std::uint64_t i = 300000; i < 400000; ++i) c[i] = i * 2654435761u;
+      CHECK(holds(c, 400000));
+      CHECK(c.spilled());
     }
     SUBCASE("released with the column") {
       c = SpillColumn<std::uint64_t>{};
