@@ -205,6 +205,11 @@ int view_main(const std::vector<std::string>& args) {
        "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps");
   options.spill_dir = default_spill_directory();
   visible.add_options()("spill-dir", po::value(&options.spill_dir), kSpillDirHelp);
+  std::string early = "auto";
+  visible.add_options()("serve-early", po::value(&early)->default_value(early),
+                        "auto, always or never: serve a dump as soon as its report is read and build its allocation "
+                        "table behind the page, in a second pass (auto: files over 128 MiB). Until the table is "
+                        "built, ranges, the timeline, instants and the allocation list wait for it");
   add_load_options(visible, options);
   po::variables_map vm;
   if (const auto done =
@@ -218,6 +223,14 @@ int view_main(const std::vector<std::string>& args) {
     return *done;
   }
   options.progress = vm.count("no-progress") == 0;
+  if (early == "always") {
+    options.serve_early = ServeEarly::kAlways;
+  } else if (early == "never") {
+    options.serve_early = ServeEarly::kNever;
+  } else if (early != "auto") {
+    std::cerr << "memrec: view: --serve-early must be auto, always or never\n";
+    return kExitUsage;
+  }
   return run_view(options, std::cout, std::cerr);
 }
 

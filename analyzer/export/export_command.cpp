@@ -47,14 +47,6 @@ std::optional<std::string> parse_window(const ExportOptions& o, RelativeWindow& 
   return std::nullopt;
 }
 
-Result<std::uint64_t> dump_start_ns(const std::string& path) {
-  auto file = reader::MappedFile::open(path);
-  if (!file) return file.error();
-  auto header = reader::parse_file_header(file->bytes(), path);
-  if (!header) return header.error();
-  return header->start_mono_ns;
-}
-
 // What build_export loaded, for write_export: the reports (one per dump,
 // in command-line order) and what a format needs besides them.
 struct LoadedExport {

@@ -72,6 +72,16 @@ class TimelineTee final : public OrderedEventSink {
 
 }  // namespace
 
+// From the header alone: indexing the frames would fault in a page around
+// every frame's envelope.
+Result<std::uint64_t> dump_start_ns(const std::string& path) {
+  auto file = reader::MappedFile::open(path);
+  if (!file) return file.error();
+  auto header = reader::parse_file_header(file->bytes(), path);
+  if (!header) return header.error();
+  return header->start_mono_ns;
+}
+
 std::optional<std::uint64_t> rss_at(const LoadedDump& d, std::uint64_t time_ns) {
   std::optional<std::uint64_t> best;
   for (const reader::RssRecord& r : d.rss) {
@@ -99,43 +109,50 @@ const char* ranking_name(SiteRanking ranking) {
   return "?";
 }
 
-Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
-                                     Symbolizer& symbolizer, HeapTimeline* timeline, TaggedEventSink* also,
-                                     const std::vector<bool>* selected) {
-  if (also != nullptr && window.to_ns) return Error{ErrorCode::kUsage, "internal: a table needs a window with no end"};
-  // The window needs the start time: read just the header (indexing the
-  // frames would fault in a page around every frame's envelope).
-  std::uint64_t start = 0;
-  {
-    auto file = reader::MappedFile::open(path);
-    if (!file) return file.error();
-    auto header = reader::parse_file_header(file->bytes(), path);
-    if (!header) return header.error();
-    start = header->start_mono_ns;
-  }
-  TimeWindow abs;
-  abs.from_ns = start + window.from_ns;
-  if (window.to_ns) abs.to_ns = start + *window.to_ns;
+namespace {
 
-  StackReplay replay(abs, selected);
-  // `also` (view's allocation table) takes the events on a thread of its own.
+// The pass of both build_heap_report and replay_into: every event through
+// `replay`, then to `timeline` and to `also` (on a thread of its own); with a
+// symbolizer, the modules' debug files open while the events still stream
+// (symbol_prefetch.h).
+Result<StreamedDump> replay_dump(const std::string& path, const LoadOptions& load, StackReplay& replay,
+                                 Symbolizer* symbolizer, HeapTimeline* timeline, TaggedEventSink* also) {
   std::optional<SinkThread> also_thread;
   if (also != nullptr) also_thread.emplace(*also);
   std::optional<TimelineTee> tee;
   if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also_thread ? &*also_thread : nullptr);
-  // The modules' debug files open while the events still stream
-  // (symbol_prefetch.h).
-  SymbolPrefetch prefetch(symbolizer);
+  std::optional<SymbolPrefetch> prefetch;
   LoadOptions options = load;
-  options.on_stacks = [&prefetch](std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
-    prefetch.add(modules, stacks);
-  };
+  if (symbolizer != nullptr) {
+    prefetch.emplace(*symbolizer);
+    options.on_stacks = [&prefetch](std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
+      prefetch->add(modules, stacks);
+    };
+  }
   auto streamed = stream_dump(path, options, tee ? static_cast<OrderedEventSink&>(*tee) : replay);
-  prefetch.finish();
+  if (prefetch) prefetch->finish();
   if (also_thread) also_thread->finish();
   if (!streamed) return streamed.error();
   replay.finish();
   return_free_pages();  // what the decoding threads and the live blocks held
+  return streamed;
+}
+
+}  // namespace
+
+Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
+                                     Symbolizer& symbolizer, HeapTimeline* timeline, TaggedEventSink* also,
+                                     const std::vector<bool>* selected) {
+  if (also != nullptr && window.to_ns) return Error{ErrorCode::kUsage, "internal: a table needs a window with no end"};
+  const auto start = dump_start_ns(path);
+  if (!start) return start.error();
+  TimeWindow abs;
+  abs.from_ns = *start + window.from_ns;
+  if (window.to_ns) abs.to_ns = *start + *window.to_ns;
+
+  StackReplay replay(abs, selected);
+  auto streamed = replay_dump(path, load, replay, &symbolizer, timeline, also);
+  if (!streamed) return streamed.error();
   if (timeline != nullptr) timeline->add_rss(streamed->dump.rss);
 
   HeapReport r;
@@ -145,7 +162,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   r.totals = replay.totals();
   r.events = streamed->events;
   r.max_pending_events = streamed->max_pending;
-  if (r.dump.last_time_ns && *r.dump.last_time_ns > start) r.duration_ns = *r.dump.last_time_ns - start;
+  if (r.dump.last_time_ns && *r.dump.last_time_ns > *start) r.duration_ns = *r.dump.last_time_ns - *start;
   if (r.totals.peak_time_ns != 0) r.rss_at_peak_bytes = rss_at(r.dump, r.totals.peak_time_ns);
   r.sites = build_call_sites(r.dump, replay.columns(), symbolizer);
   for (const CallSite& s : r.sites.sites) {
@@ -161,6 +178,15 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   // Stacks are symbolized into sites; the report needs no raw stacks now.
   r.dump.stacks.clear();
   return r;
+}
+
+Result<ReplayedRun> replay_into(const std::string& path, const LoadOptions& load, TaggedEventSink& also) {
+  const auto start = dump_start_ns(path);
+  if (!start) return start.error();
+  StackReplay replay(TimeWindow{*start});
+  auto streamed = replay_dump(path, load, replay, nullptr, nullptr, &also);
+  if (!streamed) return streamed.error();
+  return ReplayedRun{streamed->events, replay.totals(), std::move(streamed->stopped)};
 }
 
 std::vector<std::size_t> top_sites(const HeapReport& report, SiteRanking ranking, std::size_t top) {

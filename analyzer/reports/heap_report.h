@@ -55,6 +55,21 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
                                      Symbolizer& symbolizer, HeapTimeline* timeline = nullptr,
                                      TaggedEventSink* also = nullptr, const std::vector<bool>* selected = nullptr);
 
+// What replay_into read, for checking it against the report of the same file.
+struct ReplayedRun {
+  std::uint64_t events = 0;
+  HeapTotals totals;
+  std::optional<Error> stopped;
+};
+
+// The pass of build_heap_report(path, {}, load, …, also) without its report:
+// no call sites, nothing symbolized. `memrec view` makes it behind a dump it
+// already serves, to build the allocation table.
+Result<ReplayedRun> replay_into(const std::string& path, const LoadOptions& load, TaggedEventSink& also);
+
+// The dump's start (the monotonic ns that windows are relative to).
+Result<std::uint64_t> dump_start_ns(const std::string& path);
+
 // The last RSS sample at or before `time_ns` (the first one if all are later).
 std::optional<std::uint64_t> rss_at(const LoadedDump& dump, std::uint64_t time_ns);
 

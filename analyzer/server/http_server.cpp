@@ -42,7 +42,12 @@ void send_error(httplib::Response& res, int status, const std::string& message) 
 
 void send_answer(httplib::Response& res, const ApiAnswer& answer) {
   if (answer.error) {
-    send_error(res, answer.error->status, answer.error->message);
+    json body{{"error", answer.error->message}};
+    if (answer.error->building_percent) {
+      body["building"] = *answer.error->building_percent;
+      res.set_header("Retry-After", "2");
+    }
+    send_json(res, answer.error->status, body);
   } else if (answer.file) {
     common_headers(res);
     res.status = 200;

@@ -23,7 +23,7 @@ constexpr std::uint64_t kMaxLimit = 1000;
 constexpr std::size_t kMaxChain = 10000;
 
 json row_json(const ViewDump& d, std::uint32_t r) {
-  const AllocationTable& t = d.table;
+  const AllocationTable& t = *d.table();  // the handlers checked table_of()
   const std::uint64_t start = d.start_ns();
   const std::uint64_t free = t.free_ns(r);
   const bool freed = free != kNeverFreed;
@@ -50,7 +50,7 @@ json row_json(const ViewDump& d, std::uint32_t r) {
 }
 
 std::optional<ApiError> read_filter(const ViewDump& d, const ParamFn& param, RowFilter& f) {
-  const AllocationTable& t = d.table;
+  const AllocationTable& t = *d.table();  // the handlers checked table_of()
   const auto range = range_param(d, param);
   if (const auto* e = std::get_if<ApiError>(&range)) return *e;
   const TimeWindow& w = std::get<TimeWindow>(range);
@@ -105,6 +105,7 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
   const ViewDump& d = *std::get<const ViewDump*>(found);
+  if (const auto table = table_of(d); const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
   RowFilter f;
   if (const auto e = read_filter(d, param, f)) return fail(*e);
   const std::string sort_name = param("sort").value_or("time");
@@ -128,7 +129,7 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const std::uint64_t offset = std::get<std::uint64_t>(offset_v);
   const std::uint64_t limit = std::get<std::uint64_t>(limit_v);
 
-  const RowPage page = allocation_page(d.table, f, sort, desc, offset, limit);
+  const RowPage page = allocation_page(*d.table(), f, sort, desc, offset, limit);
   json rows = json::array();
   for (const std::uint32_t r : page.rows) rows.push_back(row_json(d, r));
   return ok({{"total", page.total}, {"offset", offset}, {"limit", limit}, {"rows", std::move(rows)}});
@@ -138,13 +139,14 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
   const ViewDump& d = *std::get<const ViewDump*>(found);
+  if (const auto table = table_of(d); const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
   if (index.size() > 10) return fail(400, "The allocation index is too long.");
   const auto n = parse_count(index, ~0ull);
   if (!n) return fail(400, "The allocation index must be a number.");
-  if (*n >= d.table.rows()) return fail(404, "No allocation has index " + index + ".");
+  if (*n >= d.table()->rows()) return fail(404, "No allocation has index " + index + ".");
   const auto r = static_cast<std::uint32_t>(*n);
   json body = row_json(d, r);
-  const std::uint32_t s = d.table.site(r);
+  const std::uint32_t s = d.table()->site(r);
   json frames = json::array();
   if (s != kNoSite) {
     const CallSites& cs = d.report.sites;
@@ -154,7 +156,7 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   // The chain: back to the block the first realloc started from, then forward.
   std::uint32_t head = r;
   for (std::size_t i = 0; i < kMaxChain; ++i) {
-    const auto from = d.table.realloc_from(head);
+    const auto from = d.table()->realloc_from(head);
     if (!from) break;
     head = *from;
   }
@@ -162,7 +164,7 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   std::optional<std::uint32_t> at = head;
   for (std::size_t i = 0; at && i < kMaxChain; ++i) {
     chain.push_back(row_json(d, *at));
-    at = d.table.realloc_to(*at);
+    at = d.table()->realloc_to(*at);
   }
   body["chain"] = std::move(chain);
   return ok(std::move(body));

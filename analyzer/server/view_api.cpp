@@ -118,6 +118,14 @@ json recording_periods(const ViewDump& d, const TimeWindow& w) {
   return out;
 }
 
+// Whether the dump's allocation table is there: "ready", "building" (with
+// `percent`) or "failed" (with `error`).
+json table_state(const ViewDump& d) {
+  if (d.table() != nullptr) return {{"state", "ready"}};
+  if (const std::string* why = d.slot->failure()) return {{"state", "failed"}, {"error", *why}};
+  return {{"state", "building"}, {"percent", d.slot->percent()}};
+}
+
 }  // namespace
 
 ApiAnswer api_dumps(const ViewData& data) {
@@ -136,7 +144,8 @@ ApiAnswer api_dumps(const ViewData& data) {
                     {"peak_bytes", r.totals.peak_bytes},
                     {"leaked_bytes", r.leaked_bytes},
                     {"allocations", r.totals.allocations},
-                    {"incomplete", !(f.clean_end && !f.truncated_at && !r.stopped)}});
+                    {"incomplete", !(f.clean_end && !f.truncated_at && !r.stopped)},
+                    {"table", table_state(data.dumps[i])}});
   }
   return ok({{"dumps", std::move(list)}, {"warnings", data.warnings}});
 }
@@ -148,7 +157,9 @@ ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const Pa
   const auto range = range_param(d, param);
   if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
   const TimeWindow& w = std::get<TimeWindow>(range);
-  const auto fig = range_figures(d, w);
+  const auto figures = figures_of(d, w);
+  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
+  const auto& fig = std::get<0>(figures);
   const HeapReport& r = d.report;
   WindowedFigures wf{RelativeWindow{w.from_ns - d.start_ns(), std::nullopt},
                      fig->totals,
@@ -182,7 +193,9 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
   const auto range = range_param(d, param);
   if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
   const TimeWindow& w = std::get<TimeWindow>(range);
-  const AllocationTable& t = d.table;
+  const auto table = table_of(d);
+  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+  const AllocationTable& t = *std::get<0>(table);
 
   const auto span = static_cast<unsigned __int128>(w.to_ns - w.from_ns) + 1;
   const auto width = static_cast<std::uint64_t>((span + kMaxBuckets - 1) / kMaxBuckets);
@@ -250,9 +263,13 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
     spark = std::get<std::uint64_t>(n);
   }
   const TimeWindow& w = std::get<TimeWindow>(range);
-  const auto fig = range_figures(d, w);
+  const auto figures = figures_of(d, w);
+  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
+  const auto& fig = std::get<0>(figures);
+  const AllocationTable* t = d.table();  // looked at once: it may be published meanwhile
+  if (at_ns && t == nullptr) return fail(table_missing(d));
   std::optional<SiteLive> live;
-  if (at_ns) live = live_by_site(d.table, cursor_at(d.table, *at_ns));
+  if (at_ns) live = live_by_site(*t, cursor_at(*t, *at_ns));
   const SiteValues values{d.report.sites.sites, fig->sites, live ? &*live : nullptr};
   const std::vector<std::size_t> order = ranked(d, values, *key);
 
@@ -260,8 +277,9 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + std::get<std::uint64_t>(limit));
   std::vector<std::uint32_t> page;
   for (std::uint64_t i = first; i < end; ++i) page.push_back(static_cast<std::uint32_t>(order[i]));
+  // Sparklines come from the table: while it is built, the rows go without.
   std::vector<std::uint64_t> sparks;
-  if (spark) sparks = site_sparklines(d.table, page, w, static_cast<std::uint32_t>(*spark));
+  if (spark && t != nullptr) sparks = site_sparklines(*t, page, w, static_cast<std::uint32_t>(*spark));
   json rows = json::array();
   for (std::size_t p = 0; p < page.size(); ++p) {
     json row = site_row(d, page[p], fig->sites[page[p]]);
@@ -269,13 +287,14 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
       row["live_bytes"] = live->bytes[page[p]];
       row["live_count"] = live->count[page[p]];
     }
-    if (spark)
+    if (!sparks.empty())
       row["spark"] = std::vector<std::uint64_t>(sparks.begin() + p * *spark, sparks.begin() + (p + 1) * *spark);
     rows.push_back(std::move(row));
   }
   json body = {{"sort", sort},          {"offset", first},          {"limit", std::get<std::uint64_t>(limit)},
                {"total", order.size()}, {"sites", std::move(rows)}, {"range", range_json(d, w)}};
   if (at_ns) body["at_ns"] = *at_ns - d.start_ns();
+  if (spark && t == nullptr) body["table"] = table_state(d);
   return ok(std::move(body));
 }
 
@@ -294,9 +313,16 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
   const auto at = time_param(d, param, "at");
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
   if (metric == "live" && !std::get<0>(at)) return fail(400, "metric=live needs at=T (ns since the dump's start).");
-  const auto fig = range_figures(d, std::get<TimeWindow>(range));
+  const auto figures = figures_of(d, std::get<TimeWindow>(range));
+  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
+  const auto& fig = std::get<0>(figures);
   std::optional<SiteLive> live;
-  if (metric == "live") live = live_by_site(d.table, cursor_at(d.table, *std::get<0>(at)));
+  if (metric == "live") {
+    const auto table = table_of(d);
+    if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+    const AllocationTable& t = *std::get<0>(table);
+    live = live_by_site(t, cursor_at(t, *std::get<0>(at)));
+  }
   const SiteValues values{d.report.sites.sites, fig->sites, live ? &*live : nullptr};
 
   const CallSites& cs = d.report.sites;
@@ -331,20 +357,25 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
   const auto at = time_param(d, param, "at");
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
   const TimeWindow& w = std::get<TimeWindow>(range);
+  const auto figures = figures_of(d, w);
+  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
   const CallSite& s = r.sites.sites[*n];
-  json body = site_figures_json(with_figures(s, range_figures(d, w)->sites[*n]));
+  json body = site_figures_json(with_figures(s, std::get<0>(figures)->sites[*n]));
   body["id"] = *n;
   json frames = json::array();
   for (const std::uint32_t f : s.frames) frames.push_back(frame_json(r.sites.frames[f]));
   body["frames"] = std::move(frames);
   body["range"] = range_json(d, w);
   if (const std::optional<std::uint64_t> t = std::get<0>(at)) {
+    const auto table = table_of(d);
+    if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+    const AllocationTable& tab = *std::get<0>(table);
     std::uint64_t bytes = 0;
     std::uint64_t count = 0;
-    const auto [first, last] = d.table.site_rows(static_cast<std::uint32_t>(*n));
-    for (const std::uint32_t* row = first; row != last && d.table.alloc_ns(*row) <= *t; ++row) {
-      if (d.table.free_ns(*row) > *t) {
-        bytes += d.table.size(*row);
+    const auto [first, last] = tab.site_rows(static_cast<std::uint32_t>(*n));
+    for (const std::uint32_t* row = first; row != last && tab.alloc_ns(*row) <= *t; ++row) {
+      if (tab.free_ns(*row) > *t) {
+        bytes += tab.size(*row);
         ++count;
       }
     }
@@ -376,8 +407,11 @@ ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const Pa
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
   if (!std::get<0>(at)) return fail(400, "instant needs at=T (ns since the dump's start).");
   const std::uint64_t at_ns = *std::get<0>(at);
-  const EventCursor c = cursor_at(d.table, at_ns);
-  const SiteLive live = live_by_site(d.table, c);
+  const auto table = table_of(d);
+  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+  const AllocationTable& t = *std::get<0>(table);
+  const EventCursor c = cursor_at(t, at_ns);
+  const SiteLive live = live_by_site(t, c);
   const auto fig = range_figures(d, TimeWindow{d.start_ns(), std::max(d.end_ns(), d.start_ns())});
   const SiteValues values{d.report.sites.sites, fig->sites, &live};
   std::vector<std::size_t> order = ranked(d, values, *find_key("live"));

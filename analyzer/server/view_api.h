@@ -27,10 +27,13 @@ struct ViewData {
   ViewOptionsForExport export_options;
 };
 
-// A request the API refuses: the HTTP status (4xx) and a sentence for `{"error": …}`.
+// A request the API refuses: the HTTP status (4xx; 503 while the dump's
+// allocation table is built) and a sentence for `{"error": …}`.
 struct ApiError {
   int status = 400;
   std::string message;
+  // While the table is built: how far (`{"building": percent}`, so the page waits and asks again).
+  std::optional<unsigned> building_percent = std::nullopt;
 };
 
 // A download instead of JSON (/export).

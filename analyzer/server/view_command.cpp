@@ -1,15 +1,24 @@
-// Loads the dumps one after another into memory (reports and allocation
-// tables: model/allocation_table.h), then hands them to the HTTP server. Unlike `report`, a file that
-// does not load stops the command: a UI missing one of the asked-for dumps
-// would silently mislead.
+// Loads the dumps one after another (reports and allocation tables:
+// model/allocation_table.h), then hands them to the HTTP server. Unlike
+// `report`, a file that does not load stops the command: a UI missing one of
+// the asked-for dumps would silently mislead.
+//
+// A large dump is served as soon as its report is ready, and its table is
+// built behind the page by a second pass over the file: the table's builder
+// is the slowest part of a load (a 2 GB dump: 32 s for the report alone, 90 s
+// with the table), and the whole run's figures, call sites and flamegraphs
+// need only the report. A small dump's table is built in the report's pass.
 #include "server/view_command.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <thread>
 
 #include "exit_codes.h"
 #include "model/spill_buffer.h"
@@ -18,6 +27,88 @@
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+long long ms_between(Clock::time_point a, Clock::time_point b) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+bool serves_early(const ViewOptions& options, const std::string& path) {
+  switch (options.serve_early) {
+    case ServeEarly::kAlways:
+      return true;
+    case ServeEarly::kNever:
+      return false;
+    case ServeEarly::kAuto:
+      break;
+  }
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && static_cast<std::uint64_t>(st.st_size) > kServeEarlyBytes;
+}
+
+std::string too_many_rows(const std::string& path) {
+  return path + " holds more than " + std::to_string(AllocationTableBuilder::kMaxRows) +
+         " allocations, more than the view's table can index; memrec report reads it, and memrec export "
+         "without filters";
+}
+
+// Finishes the table and indexes it by the report's sites; MEMREC_VIEW_STATS
+// prints what that took.
+void publish_table(server::ViewDump& dump, AllocationTableBuilder& builder, std::ostream& err) {
+  const auto streamed = Clock::now();
+  AllocationTable table = builder.finish();
+  const auto finished = Clock::now();
+  table.set_sites(dump.report.sites.site_of_stack, static_cast<std::uint32_t>(dump.report.sites.sites.size()));
+  const auto indexed = Clock::now();
+  if (std::getenv("MEMREC_VIEW_STATS") != nullptr) {
+    const std::string& path = dump.report.dump.path;
+    err << "memrec: view: " << path << ": " << table.rows() << " allocations, table " << table.memory_bytes()
+        << " bytes (" << (table.rows() == 0 ? 0 : table.memory_bytes() / table.rows()) << " a row)\n"
+        << "memrec: view: " << path << ": after the pass: the table's finish " << ms_between(streamed, finished)
+        << " ms, its per-site index " << ms_between(finished, indexed) << " ms\n";
+  }
+  dump.slot->publish(std::move(table));
+}
+
+// The second pass over a dump already served: the table, checked against the
+// report it must agree with (the file could have changed in between).
+void build_table_behind(server::ViewDump& dump, const ViewOptions& options, std::ostream& err) {
+  const std::string& path = dump.report.dump.path;
+  const auto start = Clock::now();
+  ProgressBar bar(stderr, options.progress, "building the allocation table of " + path,
+                  ProgressBar::style_for(STDERR_FILENO));
+  server::TableSlot& slot = *dump.slot;
+  LoadOptions load{options.threads, [&](std::size_t done, std::size_t total) {
+                     slot.progress(done, total);
+                     bar.update(done, total);
+                   }};
+  AllocationTableBuilder builder;
+  const auto run = replay_into(path, load, builder);
+  std::string why;
+  if (!run) {
+    why = run.error().message;
+  } else if (builder.full()) {
+    why = too_many_rows(path);
+  } else if (run->events != dump.report.events || run->totals.allocations != dump.report.totals.allocations ||
+             run->totals.frees != dump.report.totals.frees) {
+    why = path + " changed since its report was read (" + std::to_string(run->events) + " events now, " +
+          std::to_string(dump.report.events) + " then): load it again";
+  }
+  if (!why.empty()) {
+    err << "memrec: view: no allocation table: " << why << "\n";
+    slot.fail(why + ".");
+    return;
+  }
+  publish_table(dump, builder, err);
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(ms_between(start, Clock::now())) / 1000);
+  err << "memrec: view: " << path << ": the allocation table is built after " << seconds
+      << " s: ranges, the timeline and the allocation list are ready" << std::endl;
+}
+
+}  // namespace
 
 int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   if (options.port < 0 || options.port > 65535) {
@@ -26,43 +117,34 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   }
   set_spill_directory(options.spill_dir);
   server::ViewData data;
+  std::vector<std::size_t> behind;  // the dumps served before their tables
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
   for (const std::string& path : options.files) {
+    const bool early = serves_early(options, path);
     ProgressBar bar(stderr, options.progress, path, ProgressBar::style_for(STDERR_FILENO));
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
     AllocationTableBuilder table;
-    auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, nullptr, &table);
+    auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, nullptr, early ? nullptr : &table);
     if (!report) {
       err << "memrec: " << report.error().message << "\n";
       return kExitBadInput;
     }
     if (table.full()) {
-      err << "memrec: view: " << path << " holds more than " << AllocationTableBuilder::kMaxRows
-          << " allocations, more than the view's table can index; memrec report reads it, and memrec export "
-             "without filters\n";
+      err << "memrec: view: " << too_many_rows(path) << "\n";
       return kExitBadInput;
     }
     if (report->stopped) {
       err << "memrec: " << report->stopped->message << " (the view covers the frames before it)\n";
     }
-    const auto streamed = std::chrono::steady_clock::now();
-    server::ViewDump dump{std::move(*report), table.finish(), {}, {}};
-    const auto finished = std::chrono::steady_clock::now();
-    dump.table.set_sites(dump.report.sites.site_of_stack, static_cast<std::uint32_t>(dump.report.sites.sites.size()));
-    const auto indexed = std::chrono::steady_clock::now();
+    server::ViewDump dump;
+    dump.report = std::move(*report);
+    if (early) {
+      behind.push_back(data.dumps.size());
+    } else {
+      publish_table(dump, table, err);
+    }
     server::index_site_text(dump);
     server::set_whole_run(dump);
-    if (std::getenv("MEMREC_VIEW_STATS") != nullptr) {
-      const auto ms = [](auto a, auto b) {
-        return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
-      };
-      err << "memrec: view: " << path << ": " << dump.table.rows() << " allocations, table "
-          << dump.table.memory_bytes() << " bytes ("
-          << (dump.table.rows() == 0 ? 0 : dump.table.memory_bytes() / dump.table.rows()) << " a row)\n"
-          << "memrec: view: " << path << ": after the report: the table's finish " << ms(streamed, finished)
-          << " ms, its per-site index " << ms(finished, indexed) << " ms, the rest "
-          << ms(indexed, std::chrono::steady_clock::now()) << " ms\n";
-    }
     data.dumps.push_back(std::move(dump));
   }
   data.export_options = {options.debug_dirs, options.threads};
@@ -73,6 +155,8 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   for (const std::string& w : warnings) err << "memrec: " << w << "\n";
   data.warnings.assign(warnings.begin(), warnings.end());
 
+  // Started once the server listens; joined (after its pass) if serving fails.
+  std::jthread tables;
   server::ServeOptions serve_options{options.host, options.port};
   std::string error;
   const bool served = server::serve(
@@ -89,6 +173,13 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
         if (any)
           out << "; listening on every interface: whoever reaches this machine's port " << port << " can read them";
         out << std::endl;
+        if (behind.empty()) return;
+        err << "memrec: view: the whole run's figures, call sites and flamegraphs are served; ranges, the timeline "
+               "and the allocation list follow once the allocation table is built"
+            << std::endl;
+        tables = std::jthread([&data, &options, &err, behind] {
+          for (const std::size_t i : behind) build_table_behind(data.dumps[i], options, err);
+        });
       },
       error);
   if (!served) {

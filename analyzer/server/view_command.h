@@ -2,11 +2,17 @@
 // every dump (with a progress bar), prints the URL and serves the web UI.
 #pragma once
 
+#include <cstdint>
 #include <ostream>
 #include <string>
 #include <vector>
 
 namespace memrec::analyzer {
+
+// When a dump is served before its allocation table is built (view_command.cpp).
+enum class ServeEarly { kAuto, kAlways, kNever };
+// kAuto serves files larger than this early.
+inline constexpr std::uint64_t kServeEarlyBytes = 128ull << 20;
 
 struct ViewOptions {
   std::vector<std::string> files;
@@ -16,6 +22,7 @@ struct ViewOptions {
   unsigned threads = 0;
   bool progress = true;
   std::string spill_dir;  // model/spill_buffer.h; "" keeps allocation tables in memory
+  ServeEarly serve_early = ServeEarly::kAuto;
 };
 
 // Returns only on failure: kExitUsage (bad port), kExitBadInput (a file that

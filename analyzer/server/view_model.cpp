@@ -22,6 +22,29 @@ void RangeCache::put(std::shared_ptr<const RangeFigures> figures) {
   entries_.push_back(std::move(figures));
 }
 
+void TableSlot::publish(AllocationTable table) {
+  owned_ = std::make_unique<AllocationTable>(std::move(table));
+  ready_.store(owned_.get(), std::memory_order_release);
+}
+
+void TableSlot::fail(std::string why) {
+  failure_ = std::move(why);
+  failed_.store(true, std::memory_order_release);
+}
+
+void TableSlot::progress(std::size_t done, std::size_t total) {
+  done_.store(done, std::memory_order_relaxed);
+  total_.store(total, std::memory_order_relaxed);
+}
+
+unsigned TableSlot::percent() const {
+  if (table() != nullptr) return 100;
+  const std::uint64_t total = total_.load(std::memory_order_relaxed);
+  const std::uint64_t done = std::min(done_.load(std::memory_order_relaxed), total);
+  // Not 100 before it is published: the table's finish comes after the pass.
+  return total == 0 ? 0 : static_cast<unsigned>(std::min<std::uint64_t>(99, done * 100 / total));
+}
+
 void index_site_text(ViewDump& dump) {
   const CallSites& s = dump.report.sites;
   dump.site_text.clear();
@@ -47,7 +70,8 @@ CallSite with_figures(const CallSite& site, const SiteFigures& f) {
 // The replay that built the report saw every event from the start on, and
 // the table's figures for any range equal a replay's over it (the tests
 // compare both with `memrec report`): the whole run needs no scan of the
-// table's rows, which took 4 s of a 500 M-allocation dump's load.
+// table's rows, which took 4 s of a 500 M-allocation dump's load, and no
+// table at all, so a large dump is served before its table is built.
 void set_whole_run(ViewDump& dump) {
   const HeapReport& r = dump.report;
   auto out = std::make_shared<RangeFigures>();
@@ -58,7 +82,6 @@ void set_whole_run(ViewDump& dump) {
     out->sites.push_back(
         SiteFigures{s.allocations, s.allocated_bytes, s.temporary, s.leaked_bytes, s.leaked_count, s.peak_bytes});
   }
-  out->peak_at = window_peak(dump.table, out->window).at;
   out->rss_at_peak_bytes = r.rss_at_peak_bytes;
   out->leaked_bytes = r.leaked_bytes;
   out->leaked_count = r.leaked_count;
@@ -73,12 +96,13 @@ std::shared_ptr<const RangeFigures> range_figures(const ViewDump& dump, const Ti
       dump.whole_run->window.to_ns == window.to_ns)
     return dump.whole_run;
   if (auto hit = dump.cache->find(window)) return hit;
+  const AllocationTable* table = dump.table();
+  if (table == nullptr) return nullptr;
   auto out = std::make_shared<RangeFigures>();
-  WindowFigures w = window_figures(dump.table, window);
+  WindowFigures w = window_figures(*table, window);
   out->window = window;
   out->totals = w.totals;
   out->sites = std::move(w.sites);
-  out->peak_at = w.peak_at;
   if (out->totals.peak_time_ns != 0) out->rss_at_peak_bytes = rss_at(dump.report.dump, out->totals.peak_time_ns);
   const auto& sites = dump.report.sites.sites;
   for (std::size_t i = 0; i < sites.size() && i < out->sites.size(); ++i) {

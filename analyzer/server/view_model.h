@@ -1,9 +1,11 @@
 // What `memrec view` holds per dump: the report (symbolized call sites, the
 // whole-dump figures), the allocation table, and a small cache of range
 // figures, since one page asks summary, timeline, sites and flame of the same
-// range. Built once by view_command.cpp; read concurrently by the handlers.
+// range. Built by view_command.cpp; read concurrently by the handlers. The
+// table of a large dump may come after the server started (TableSlot).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -22,7 +24,6 @@ struct RangeFigures {
   TimeWindow window;  // absolute, both ends included
   HeapTotals totals;
   std::vector<SiteFigures> sites;  // by site id
-  EventCursor peak_at;
   std::optional<std::uint64_t> rss_at_peak_bytes;
   std::uint64_t leaked_bytes = 0;  // program sites
   std::uint64_t leaked_count = 0;
@@ -42,9 +43,33 @@ class RangeCache {
   std::vector<std::shared_ptr<const RangeFigures>> entries_;  // most recent last
 };
 
+// A dump's allocation table, which a large dump gets only after the server
+// started: one thread builds it and publishes it once (or says why it will
+// not come); the handlers read table() without a lock and answer 503 while
+// it is null (view_api.cpp).
+class TableSlot {
+ public:
+  const AllocationTable* table() const { return ready_.load(std::memory_order_acquire); }
+  void publish(AllocationTable table);
+  // The table will not come; `why` is a sentence for the page.
+  void fail(std::string why);
+  const std::string* failure() const { return failed_.load(std::memory_order_acquire) ? &failure_ : nullptr; }
+  // The building pass's progress: frames read, of all.
+  void progress(std::size_t done, std::size_t total);
+  unsigned percent() const;
+
+ private:
+  std::unique_ptr<AllocationTable> owned_;
+  std::atomic<const AllocationTable*> ready_{nullptr};
+  std::string failure_;
+  std::atomic<bool> failed_{false};
+  std::atomic<std::uint64_t> done_{0};
+  std::atomic<std::uint64_t> total_{0};
+};
+
 struct ViewDump {
   HeapReport report;
-  AllocationTable table;
+  std::unique_ptr<TableSlot> slot = std::make_unique<TableSlot>();
   std::vector<std::string> site_text;   // per site: its frames' functions and modules, one a line (for `match`)
   std::vector<std::string> site_label;  // per site: its innermost frame's label (ties in rankings)
   std::unique_ptr<RangeCache> cache = std::make_unique<RangeCache>();
@@ -53,16 +78,20 @@ struct ViewDump {
   std::uint64_t start_ns() const { return report.dump.header.start_mono_ns; }
   // The dump's last time, absolute: the default end of a range.
   std::uint64_t end_ns() const { return start_ns() + report.duration_ns; }
+  // Null until the table is built.
+  const AllocationTable* table() const { return slot->table(); }
 };
 
 // Fills the per-site match text and labels once the report's sites are known.
 void index_site_text(ViewDump& dump);
 
 // The whole run's figures, [start_ns(), end_ns()], which the page asks
-// first: the report's own, with the table's cursor at the peak.
+// first: the report's own, ready before the table.
 void set_whole_run(ViewDump& dump);
 
-// The figures of [window.from_ns, window.to_ns] (absolute), cached.
+// The figures of [window.from_ns, window.to_ns] (absolute), cached: the
+// whole run's, or else the table's; null when that takes the table and it
+// is not built yet.
 std::shared_ptr<const RangeFigures> range_figures(const ViewDump& dump, const TimeWindow& window);
 
 // A site's report row with the range's figures in place of the whole dump's.

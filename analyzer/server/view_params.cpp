@@ -2,6 +2,7 @@
 // so every time is shifted here once. Sums that could overflow are refused.
 #include "server/view_params.h"
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -66,6 +67,29 @@ std::variant<TimeWindow, ApiError> range_param(const ViewDump& dump, const Param
   w.to_ns = std::get<0>(to).value_or(std::max(dump.end_ns(), w.from_ns));
   if (w.from_ns > w.to_ns) return ApiError{400, "from must not be after to."};
   return w;
+}
+
+ApiError table_missing(const ViewDump& dump) {
+  constexpr const char* kNeed =
+      "Ranges, the timeline, instants, sparklines and the allocation list need it; the whole run's figures, call "
+      "sites and flamegraphs do not.";
+  if (const std::string* why = dump.slot->failure()) {
+    return ApiError{500, "This dump has no allocation table: " + *why + " " + kNeed};
+  }
+  // Not 100 even if it was published since the caller looked: ask again.
+  const unsigned percent = std::min(dump.slot->percent(), 99u);
+  return ApiError{
+      503, "This dump's allocation table is still being built (" + std::to_string(percent) + " %). " + kNeed, percent};
+}
+
+std::variant<const AllocationTable*, ApiError> table_of(const ViewDump& dump) {
+  if (const AllocationTable* t = dump.table()) return t;
+  return table_missing(dump);
+}
+
+std::variant<std::shared_ptr<const RangeFigures>, ApiError> figures_of(const ViewDump& dump, const TimeWindow& w) {
+  if (auto figures = range_figures(dump, w)) return figures;
+  return table_missing(dump);
 }
 
 nlohmann::json range_json(const ViewDump& dump, const TimeWindow& w) {

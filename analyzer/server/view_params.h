@@ -34,6 +34,13 @@ std::variant<TimeWindow, ApiError> range_param(const ViewDump& dump, const Param
 std::variant<std::optional<std::uint64_t>, ApiError> time_param(const ViewDump& dump, const ParamFn& param,
                                                                 const std::string& name);
 
+// The dump's allocation table; a 503 while it is built, a 500 if it never will be.
+std::variant<const AllocationTable*, ApiError> table_of(const ViewDump& dump);
+// That error, for a caller that found the table null (it may be there by now).
+ApiError table_missing(const ViewDump& dump);
+// The range's figures: the whole run's at once, any other once the table is built.
+std::variant<std::shared_ptr<const RangeFigures>, ApiError> figures_of(const ViewDump& dump, const TimeWindow& window);
+
 // {"from_ns", "to_ns"} relative to the dump's start.
 nlohmann::json range_json(const ViewDump& dump, const TimeWindow& window);
 

@@ -1,7 +1,8 @@
 """Times `memrec view`'s API on a big dump: starts `memrec view --port 0`,
 asks every endpoint (median of --reps), prints a table with the load time,
 the view's peak RSS and the allocation table's bytes per allocation
-(docs/api.md). Run by `scripts/bench --only view`, or directly:
+(docs/api.md), and for a dump served before its allocation table (over
+128 MiB) when the table was ready. Run by `scripts/bench --only view`, or directly:
 /usr/bin/python3 scripts/lib/bench_view.py --build-dir BUILD [--dump FILE].
 Without --dump it records bench/churn's churn-20m workload (10 M malloc+free,
 20 M events) first. Standard library only; a benchmark, not a test."""
@@ -45,8 +46,21 @@ def start_view(memrec, dump):
             line += proc.stdout.readline()
             match = re.search(rb"http://127\.0\.0\.1:(\d+)/", line)
             if match:
-                return proc, int(match.group(1)), time.monotonic() - started
+                return proc, int(match.group(1)), started, time.monotonic() - started
     raise SystemExit(f"bench_view: memrec view exited: {proc.stderr.read().decode(errors='replace')}")
+
+
+def wait_for_tables(port, started):
+    """Seconds from the start until every dump's allocation table is built
+    (memrec view serves a large dump before it)."""
+    while True:
+        dumps = json.loads(get(port, "/api/dumps")[1])["dumps"]
+        states = [d.get("table", {}).get("state") for d in dumps]
+        if "failed" in states:
+            raise SystemExit(f"bench_view: no allocation table: {dumps}")
+        if all(state == "ready" for state in states):
+            return time.monotonic() - started
+        time.sleep(0.2)
 
 
 def peak_rss_mib(pid):
@@ -138,8 +152,9 @@ def main(argv):
     memrec = os.path.join(build_dir, "analyzer", "memrec")
     with tempfile.TemporaryDirectory(prefix="memrec-bench-view.") as work_dir:
         dump = args.dump or record_churn(build_dir, work_dir, args.allocs)
-        proc, port, load_s = start_view(memrec, dump)
+        proc, port, started, load_s = start_view(memrec, dump)
         try:
+            table_s = wait_for_tables(port, started)
             rows = []
             for name, path in endpoints(port):
                 times = [get(port, path)[0] for _ in range(args.reps)]
@@ -153,7 +168,7 @@ def main(argv):
     size_mb = os.path.getsize(dump) / 2**20 if os.path.exists(dump) else 0
     print(f"\n`memrec view` on {os.path.basename(dump)}"
           + (f" ({size_mb:.0f} MiB)" if size_mb else "")
-          + f": load {load_s:.1f} s, peak RSS {rss:.0f} MiB"
+          + f": served after {load_s:.1f} s, every view ready after {table_s:.1f} s, peak RSS {rss:.0f} MiB"
           + (f", {int(stats.group(1)):,} allocations, table {int(stats.group(2)) / 2**20:.0f} MiB "
              f"= {int(stats.group(3))} bytes an allocation" if stats else ""))
     if paint:

@@ -1,7 +1,9 @@
 // The page while it waits and when the server is gone, on tests/programs/leak_three:
 // while an API call is pending (held by a route in the browser, released by
-// the test) the status line says "Loading…" and the view is aria-busy; once
-// memrec view has stopped, the next view is an error that says so.
+// the test) the status line says "Loading…" and the view is aria-busy; while
+// the allocation table is built (503s made by a route), the views say so and
+// appear once it is; once memrec view has stopped, the next view is an error
+// that says so.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -79,6 +81,88 @@ test('another view keeps the page and says it is loading until its data arrives'
   assert.equal(await status().textContent(), '');
   assert.equal(await busy(), null);
   await page.getByRole('img', { name: 'Flamegraph of leaked' }).waitFor();
+});
+
+// Stands in for memrec view while it builds dump 0's allocation table (a
+// large dump is served before it): `paths` answer 503 with the percent and
+// the dump list says "building", until set(null) says it is built.
+async function building(paths, percent) {
+  let now = percent;
+  const held = (url) => paths.includes(url.pathname);
+  const list = (url) => url.pathname === '/api/dumps';
+  await page.route(held, async (route) => {
+    if (now === null) return route.continue();
+    return route.fulfill({ status: 503, json: { error: `This dump's allocation table is still being built (${now} %).`, building: now } });
+  });
+  await page.route(list, async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    if (now !== null) for (const d of body.dumps) d.table = { state: 'building', percent: now };
+    return route.fulfill({ response, json: body });
+  });
+  return {
+    set: (p) => { now = p; },
+    done: async () => { await page.unroute(held); await page.unroute(list); },
+  };
+}
+
+test('while the allocation table is built the overview shows the whole run and draws the timeline once it is', async () => {
+  const table = await building(['/api/dumps/0/timeline'], 42);
+  await page.goto(`${baseUrl}/#/overview?dump=0`);
+  await rendered(page);
+  await page.getByRole('region', { name: 'Leaked' }).waitFor();
+  const note = page.locator('#view .building');
+  assert.equal(await note.textContent(), 'The timeline appears once memrec view has built the allocation table (42 % done).');
+  assert.equal(await page.locator('#buckets').count(), 0);
+  // the page asks again every 2 s and keeps the percent current
+  table.set(57);
+  await page.waitForFunction(() => document.querySelector('#view .building-percent')?.textContent === '57 %');
+  table.set(null);
+  await page.locator('#buckets').waitFor();
+  assert.equal(await note.count(), 0);
+  await page.getByRole('region', { name: 'Leaked' }).waitFor();
+  await table.done();
+});
+
+test('a view that needs the allocation table says it is being built and appears once it is', async () => {
+  const table = await building(['/api/dumps/0/allocations'], 8);
+  await page.goto(`${baseUrl}/#/allocations?dump=0`);
+  await rendered(page);
+  assert.equal(await page.locator('#view h2').textContent(), 'Building the allocation table');
+  assert.equal(await page.locator('#view .building').textContent(),
+    'This view appears once memrec view has built the allocation table (8 % done).');
+  assert.equal(await page.getByRole('alert').count(), 0, 'not an error');
+  table.set(null);
+  await page.locator('#alloc-page').waitFor();
+  assert.equal(await page.locator('#view .building').count(), 0);
+  await table.done();
+});
+
+test('the call sites come at once while the table is built, their sparklines once it is', async () => {
+  const table = await building([], 30);
+  let built = false;
+  const sites = (url) => url.pathname === '/api/dumps/0/sites';
+  await page.route(sites, async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    if (!built) {
+      body.table = { state: 'building', percent: 30 };
+      for (const s of body.sites) delete s.spark;
+    }
+    return route.fulfill({ response, json: body });
+  });
+  await page.goto(`${baseUrl}/#/sites?dump=0`);
+  await rendered(page);
+  assert.ok(await page.locator('tr.site').count() > 0);
+  assert.equal(await page.locator('svg.spark').count(), 0);
+  assert.equal(await page.locator('#view .building').textContent(),
+    'Sparklines appear once memrec view has built the allocation table (30 % done).');
+  built = true;
+  table.set(null);
+  await page.locator('svg.spark').first().waitFor();
+  assert.equal(await page.locator('#view .building').count(), 0);
+  await page.unroute(sites);
+  await table.done();
 });
 
 // Last: it stops the server.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import time
 import urllib.parse
 
 import pytest
@@ -443,3 +444,53 @@ def test_a_bad_regex_names_the_error(view):
     assert code == 400 and "regular expression" in json.loads(body)["error"]
     long_ok = view.json("/api/dumps/0/allocations?match=" + "a" * 200)
     assert long_ok["total"] == 0
+
+
+def wait_for_tables(server):
+    """The dump list once every table is built, within the test timeout."""
+    deadline = time.monotonic() + support.TIMEOUT_S
+    while True:
+        dumps = server.json("/api/dumps")["dumps"]
+        states = [d["table"]["state"] for d in dumps]
+        assert "failed" not in states, dumps
+        if all(state == "ready" for state in states):
+            return dumps
+        assert time.monotonic() < deadline, f"the tables were not built in {support.TIMEOUT_S} s: {dumps}"
+        time.sleep(0.1)
+
+
+def test_dumps_served_before_their_tables_answer_as_when_loaded_in_one_pass(build, dumps, view):
+    # given every dump served before its allocation table (--serve-early always)
+    early = start_view(build, list(dumps.values()), "--serve-early", "always")
+    try:
+        # then the whole runs answer at once, and the tables come in the background
+        listed = early.json("/api/dumps")["dumps"]
+        assert [d["table"]["state"] in ("building", "ready") for d in listed] == [True] * len(dumps)
+        for name, i in view.ids.items():
+            assert early.json(f"/api/dumps/{i}/summary") == api(view, name, "summary"), name
+        wait_for_tables(early)
+        # and once built, every range, instant and row is the one-pass load's
+        for name, i in view.ids.items():
+            end = duration(view, name)
+            asks = [("summary", {"from": end // 3, "to": end // 2}), ("timeline", {}),
+                    ("timeline", {"from": end // 4, "to": end}), ("instant", {"at": end // 2}),
+                    ("sites", {"sort": "allocated", "spark": 16, "from": end // 5}),
+                    ("sites", {"sort": "live", "at": end // 3}), ("flame", {"metric": "live", "at": end // 2}),
+                    ("allocations", {"alive_at": end // 2, "limit": 1000}),
+                    ("allocations", {"sort": "size", "order": "desc"})]
+            for endpoint, params in asks:
+                query = "&".join(f"{k}={v}" for k, v in params.items())
+                path = f"/api/dumps/{i}/{endpoint}" + (f"?{query}" if query else "")
+                assert early.json(path) == view.json(path), (name, path)
+    finally:
+        support.kill_tree(early.proc)
+        _, err = early.proc.communicate()
+    assert err.decode().count("the allocation table is built after") == len(dumps), err
+
+
+def test_serve_early_takes_auto_always_or_never(build, dumps):
+    run = support.finish(support.start([build.memrec, "view", "--port", "0", "--serve-early", "later",
+                                        dumps["leak_three"]], support.clean_env()), ["memrec", "view"],
+                         support.TIMEOUT_S)
+    assert run.returncode == 1
+    assert "--serve-early must be auto, always or never" in run.stderr

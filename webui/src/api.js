@@ -2,10 +2,13 @@
 // network failure, an HTTP error or a body that is not JSON into an ApiError
 // with a sentence the page shows. Nothing here touches the DOM. docs/api.md
 // is the contract; parameters that are null, undefined or '' are left out.
+// `building` is set (a percent) when the answer needs the dump's allocation
+// table and memrec view is still building it (HTTP 503): the page waits.
 export class ApiError extends Error {
-  constructor(message, status) {
+  constructor(message, status, building) {
     super(message);
     this.status = status;
+    this.building = building;
   }
 }
 
@@ -24,7 +27,7 @@ export async function getJson(path) {
   }
   if (!response.ok) {
     const message = body && typeof body.error === 'string' ? body.error : `HTTP ${response.status}`;
-    throw new ApiError(message, response.status);
+    throw new ApiError(message, response.status, Number.isInteger(body?.building) ? body.building : undefined);
   }
   return body;
 }

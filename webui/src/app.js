@@ -7,7 +7,7 @@ import { renderDiff } from './diff.js';
 import { downloadLinks } from './downloads.js';
 import { dumpLabel, renderDumps } from './dumps.js';
 import { renderFlame } from './flame.js';
-import { duration, el } from './format.js';
+import { buildingNote, duration, el } from './format.js';
 import { renderOverview } from './overview.js';
 import { renderSites } from './sites.js';
 import { hasRange, navigate, readState, viewHash } from './state.js';
@@ -20,6 +20,32 @@ const root = document.getElementById('view');
 const status = document.getElementById('status');
 let dumps = null;
 let generation = 0;
+let polling = null;
+
+// While a dump's allocation table is built (a large dump is served before
+// it: docs/api.md), asks the dump list every 2 s, shows its percent in the
+// view's notes, and renders the view again once the table is there.
+function renderWhenBuilt(dumpId) {
+  if (polling !== null) return;
+  const tick = async () => {
+    let table = null;
+    try {
+      const list = await api.dumps();
+      table = list.dumps.find((d) => String(d.id) === dumpId)?.table ?? null;
+    } catch {
+      polling = null; // the server is gone: the next view says so
+      return;
+    }
+    if (table?.state === 'building' && readState().dump === dumpId) {
+      for (const span of document.querySelectorAll('.building-percent')) span.textContent = `${table.percent} %`;
+      polling = setTimeout(tick, 2000);
+      return;
+    }
+    polling = null;
+    if (readState().dump === dumpId) render();
+  };
+  polling = setTimeout(tick, 2000);
+}
 
 function showError(message) {
   root.replaceChildren(el('div', { class: 'error', role: 'alert' }, el('h2', {}, 'Something went wrong'), el('p', {}, message)));
@@ -81,12 +107,17 @@ async function render() {
     if (!view) throw new Error(`There is no view "${state.view}": try Overview, Call sites, Flamegraph or Allocations.`);
     const dump = dumps.dumps.find((d) => String(d.id) === state.dump);
     const box = el('div');
-    await view(box, state, navigate, { dumps: dumps.dumps, dump });
+    await view(box, state, navigate, { dumps: dumps.dumps, dump, whenBuilt: () => renderWhenBuilt(state.dump) });
     if (mine === generation) root.replaceChildren(...box.childNodes);
     // Which hash the view shows, for tests and scripts that wait for it.
     if (mine === generation) root.dataset.rendered = location.hash;
   } catch (e) {
-    if (mine === generation) {
+    if (mine === generation && e.building !== undefined) {
+      root.replaceChildren(el('h2', {}, 'Building the allocation table'), el('p', {}, e.message),
+        buildingNote('This view appears', e.building));
+      root.dataset.rendered = location.hash;
+      renderWhenBuilt(state.dump);
+    } else if (mine === generation) {
       showError(e.message);
       root.dataset.rendered = location.hash;
     }

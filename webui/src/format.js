@@ -106,3 +106,10 @@ export function durationInput(ns) {
   for (const [unit, scale] of [['s', 1e9], ['ms', 1e6], ['us', 1e3]]) if (n >= scale && n % scale === 0) return `${n / scale}${unit}`;
   return `${n}ns`;
 }
+
+// A note that a part of the view waits for the dump's allocation table; the
+// page's poll (app.js) keeps its percent current.
+export function buildingNote(what, percent) {
+  return el('p', { class: 'building', role: 'status' }, `${what} once memrec view has built the allocation table (`,
+    el('span', { class: 'building-percent' }, `${percent} %`), ' done).');
+}

@@ -2,7 +2,7 @@
 // none), the timeline, on which a drag selects a range and a click an instant,
 // and the heap at that instant.
 import { api } from './api.js';
-import { bytes, duration, el, integer } from './format.js';
+import { buildingNote, bytes, duration, el, integer } from './format.js';
 import { instantPanel } from './instant.js';
 import { hasRange, rangeParams } from './state.js';
 import { drawTimeline, offPeriods } from './timeline.js';
@@ -57,8 +57,22 @@ function rangeNote(s, state) {
 export async function renderOverview(root, state, navigate, context) {
   // The timeline shows the whole run with the range shaded, or (`tz=1`) only the range.
   const zoomed = state.tz === '1' && hasRange(state);
+  // A large dump is served before its allocation table: the whole run's
+  // summary comes at once, the timeline once the table is built.
   const [summary, timeline] = await Promise.all([
-    api.summary(state.dump, rangeParams(state)), api.timeline(state.dump, zoomed ? rangeParams(state) : {})]);
+    api.summary(state.dump, rangeParams(state)),
+    api.timeline(state.dump, zoomed ? rangeParams(state) : {}).catch((e) => {
+      if (e.building === undefined) throw e;
+      return { building: e.building };
+    })]);
+  if (timeline.building !== undefined) {
+    root.replaceChildren(el('h2', {}, 'Overview'),
+      el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
+      rangeNote(summary, state), cards(summary), el('h2', {}, 'Heap over time'),
+      el('div', { class: 'timeline' }, buildingNote('The timeline appears', timeline.building)));
+    context.whenBuilt?.();
+    return;
+  }
   const n = timeline.time_ns.length;
   const endNs = context.dump?.duration_ns ?? (n > 0 ? timeline.time_ns[n - 1] + timeline.bucket_ns : 0);
   root.replaceChildren(

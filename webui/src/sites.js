@@ -4,7 +4,7 @@
 // expands to its whole backtrace. Sort, page and the open row are in the hash.
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
-import { bytes, el, integer, locationText } from './format.js';
+import { buildingNote, bytes, el, integer, locationText } from './format.js';
 import { sparkline } from './sparkline.js';
 import { rangeParams } from './state.js';
 
@@ -57,7 +57,7 @@ function pager(answer, navigate) {
     el('button', { type: 'button', disabled: last >= total, onclick: () => navigate({ offset: String(offset + PAGE), open: null }) }, 'Next ›'));
 }
 
-export async function renderSites(root, state, navigate) {
+export async function renderSites(root, state, navigate, context) {
   let sort = SORTS.includes(state.sort) ? state.sort : 'leaked';
   if (sort === 'live' && state.at === undefined) sort = 'leaked';
   const offset = /^\d+$/.test(state.offset ?? '') ? Number(state.offset) : 0;
@@ -74,8 +74,11 @@ export async function renderSites(root, state, navigate) {
     el('p', { class: 'detail' },
       `${integer(answer.total)} ${answer.total === 1 ? 'site' : 'sites'} with a non-zero figure, sorted by ${sort}.` +
       (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its backtrace.'),
+    // Sparklines come from the allocation table, which a large dump gets after the page.
+    answer.table?.state === 'building' ? buildingNote('Sparklines appear', answer.table.percent) : null,
     answer.sites.length === 0
       ? el('p', { class: 'empty' }, 'No call site has a non-zero figure for this sort.')
       : el('table', { class: 'sites grid' }, el('thead', {}, head), body),
     pager(answer, navigate)].filter(Boolean));
+  if (answer.table?.state === 'building') context?.whenBuilt?.();
 }

@@ -1,0 +1,204 @@
+// memrec view's API around a dump served before its allocation table is
+// built (server/view_command.cpp): what answers at once, what is a 503 that
+// carries the build's percent, what a table that never comes says, and that
+// the table of the second pass (replay_into) answers exactly as the one built
+// beside the report.
+#include <doctest/doctest.h>
+
+#include <map>
+#include <string>
+
+#include "model/allocation_table.h"
+#include "reports/heap_report.h"
+#include "server/view_api.h"
+#include "server/view_model.h"
+#include "support/dump_builder.h"
+#include "symbolize/symbolizer.h"
+
+using namespace memrec;
+using namespace memrec::analyzer;
+using format::AllocFn;
+using nlohmann::json;
+
+namespace {
+
+constexpr std::uint64_t kT0 = 1'000'000;  // sample_header's start_mono_ns
+
+// Two threads and three stacks over 40 µs: blocks freed on the other thread,
+// a realloc chain, an address reused, and two leaks.
+std::string churn_dump() {
+  testing::DumpBuilder b;
+  const std::uint64_t s1[] = {0x401000, 0x402000};
+  const std::uint64_t s2[] = {0x403000, 0x402000};
+  const std::uint64_t s3[] = {0x404000};
+  b.frame([&](format::RecordEncoder& e) {
+    e.stack(1, 0, 0, s1);
+    e.stack(2, 0, 0, s2);
+    e.stack(3, 0, 0, s3);
+    e.thread(10);
+    for (std::uint64_t i = 0; i < 20; ++i) e.alloc(AllocFn::kMalloc, kT0 + 1000 * i, 0x10000 + 0x100 * i, 16 + i, 1);
+    e.alloc(AllocFn::kMalloc, kT0 + 20'500, 0x90000, 40, 3);
+    e.realloc(AllocFn::kRealloc, kT0 + 21'000, 0x90000, kT0 + 21'001, 0x91000, 400, 3);
+    e.thread(11);
+    for (std::uint64_t i = 0; i < 18; ++i) e.free(kT0 + 22'000 + 500 * i, 0x10000 + 0x100 * i);
+    e.alloc(AllocFn::kCalloc, kT0 + 32'000, 0x10000, 64, 2);  // reuses the first block's address
+    e.free(kT0 + 33'000, 0x10000);
+    e.alloc(AllocFn::kMalloc, kT0 + 34'000, 0x20000, 99, 2);
+    e.thread(10);
+    e.free(kT0 + 35'000, 0x91000);
+    e.end(kT0 + 40'000);
+  });
+  return testing::write_temp_file(b.bytes(), "view_api.dat");
+}
+
+server::ParamFn params(std::map<std::string, std::string> values) {
+  return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
+    const auto it = values.find(name);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+// A dump as view_command.cpp loads it: with its table when `table` is given.
+server::ViewDump load(const std::string& path, Symbolizer& symbolizer, AllocationTableBuilder* table) {
+  auto report = build_heap_report(path, RelativeWindow{}, LoadOptions{2}, symbolizer, nullptr, table);
+  REQUIRE(report.ok());
+  server::ViewDump dump;
+  dump.report = std::move(*report);
+  server::index_site_text(dump);
+  server::set_whole_run(dump);
+  return dump;
+}
+
+void publish(server::ViewDump& dump, AllocationTableBuilder& builder) {
+  AllocationTable table = builder.finish();
+  table.set_sites(dump.report.sites.site_of_stack, static_cast<std::uint32_t>(dump.report.sites.sites.size()));
+  dump.slot->publish(std::move(table));
+}
+
+json body_of(const server::ApiAnswer& a) {
+  REQUIRE_MESSAGE(!a.error, a.error->message);
+  return a.body;
+}
+
+void check_building(const server::ApiAnswer& a, unsigned percent) {
+  REQUIRE(a.error);
+  CHECK(a.error->status == 503);
+  CHECK(a.error->building_percent == percent);
+  CHECK(a.error->message.find("still being built (" + std::to_string(percent) + " %)") != std::string::npos);
+}
+
+}  // namespace
+
+TEST_SUITE("server/view_api") {
+  TEST_CASE("before its table, a dump answers for its whole run and says 503 with the percent for the rest") {
+    const std::string path = churn_dump();
+    Symbolizer symbolizer(SymbolizerOptions{{}, 1});
+    server::ViewData data;
+    data.dumps.push_back(load(path, symbolizer, nullptr));
+    server::ViewDump& d = data.dumps[0];
+    d.slot->progress(3, 10);
+    const auto none = params({});
+
+    const json summary = body_of(server::api_summary(data, "0", none));
+    CHECK(summary["allocations"] == 24);
+    CHECK(summary["leaked"]["bytes"] == 34 + 35 + 99);
+    const json sites = body_of(server::api_sites(data, "0", params({{"sort", "allocated"}, {"spark", "16"}})));
+    CHECK(sites["total"] == 3);
+    CHECK(sites["table"] == json{{"state", "building"}, {"percent", 30}});
+    for (const json& row : sites["sites"]) CHECK_FALSE(row.contains("spark"));
+    const json flame = body_of(server::api_flame(data, "0", params({{"metric", "allocated"}})));
+    CHECK(flame["total"] == summary["allocated_bytes"]);
+    CHECK(body_of(server::api_site(data, "0", "0", none))["frames"].size() == 2);
+    CHECK(body_of(server::api_dumps(data))["dumps"][0]["table"] == json{{"state", "building"}, {"percent", 30}});
+
+    const std::string mid = std::to_string(20'000);
+    check_building(server::api_summary(data, "0", params({{"from", "0"}, {"to", mid}})), 30);
+    check_building(server::api_timeline(data, "0", none), 30);
+    check_building(server::api_sites(data, "0", params({{"at", mid}})), 30);
+    check_building(server::api_flame(data, "0", params({{"metric", "live"}, {"at", mid}})), 30);
+    check_building(server::api_site(data, "0", "0", params({{"at", mid}})), 30);
+    check_building(server::api_instant(data, "0", params({{"at", mid}})), 30);
+    check_building(server::api_allocations(data, "0", none), 30);
+    check_building(server::api_allocation(data, "0", "0"), 30);
+    // Bad parameters are still refused as such.
+    CHECK(server::api_sites(data, "0", params({{"sort", "nope"}})).error->status == 400);
+  }
+
+  TEST_CASE("a table that will not come says why, and nothing waits for it") {
+    const std::string path = churn_dump();
+    Symbolizer symbolizer(SymbolizerOptions{{}, 1});
+    server::ViewData data;
+    data.dumps.push_back(load(path, symbolizer, nullptr));
+    data.dumps[0].slot->fail("view_api.dat changed since its report was read.");
+
+    const auto a = server::api_timeline(data, "0", params({}));
+    REQUIRE(a.error);
+    CHECK(a.error->status == 500);
+    CHECK_FALSE(a.error->building_percent);
+    CHECK(a.error->message.find("view_api.dat changed since its report was read.") != std::string::npos);
+    CHECK(body_of(server::api_dumps(data))["dumps"][0]["table"] ==
+          json{{"state", "failed"}, {"error", "view_api.dat changed since its report was read."}});
+    const json sites = body_of(server::api_sites(data, "0", params({{"sort", "allocated"}, {"spark", "8"}})));
+    CHECK(sites["table"]["state"] == "failed");
+    CHECK(sites["sites"].size() == 3);
+  }
+
+  TEST_CASE("the table of the second pass answers as the one built beside the report") {
+    const std::string path = churn_dump();
+    Symbolizer symbolizer(SymbolizerOptions{{}, 1});
+    server::ViewData data;
+    AllocationTableBuilder beside;
+    data.dumps.push_back(load(path, symbolizer, &beside));
+    publish(data.dumps[0], beside);
+    data.dumps.push_back(load(path, symbolizer, nullptr));
+    AllocationTableBuilder later;
+    const auto run = replay_into(path, LoadOptions{2}, later);
+    REQUIRE(run.ok());
+    CHECK(run->events == data.dumps[1].report.events);
+    CHECK(run->totals.allocations == 24);
+    CHECK(run->totals.frees == data.dumps[1].report.totals.frees);
+    publish(data.dumps[1], later);
+    CHECK(data.dumps[1].slot->percent() == 100);
+
+    const std::string mid = std::to_string(20'000);
+    const std::vector<std::map<std::string, std::string>> asks = {
+        {}, {{"from", "0"}, {"to", mid}}, {{"from", mid}}, {{"at", mid}}, {{"at", "33500"}}};
+    for (const auto& ask : asks) {
+      CAPTURE(json(ask).dump());
+      for (const char* id : {"0", "1"}) {
+        CHECK(body_of(server::api_dumps(data))["dumps"][std::stoi(id)]["table"] == json{{"state", "ready"}});
+      }
+      auto both = [&](auto fn) { CHECK(fn("0") == fn("1")); };
+      const bool at = ask.contains("at");
+      if (!at) {
+        both([&](const char* id) { return body_of(server::api_summary(data, id, params(ask))); });
+        both([&](const char* id) { return body_of(server::api_timeline(data, id, params(ask))); });
+        both([&](const char* id) { return body_of(server::api_allocations(data, id, params(ask))); });
+      }
+      auto with = [&](std::map<std::string, std::string> more) {
+        more.insert(ask.begin(), ask.end());
+        return params(more);
+      };
+      both([&](const char* id) {
+        return body_of(server::api_sites(data, id, with({{"sort", at ? "live" : "allocated"}, {"spark", "8"}})));
+      });
+      if (at) {
+        both([&](const char* id) { return body_of(server::api_instant(data, id, params(ask))); });
+        both([&](const char* id) { return body_of(server::api_flame(data, id, with({{"metric", "live"}}))); });
+        both([&](const char* id) { return body_of(server::api_site(data, id, "0", params(ask))); });
+        both([&](const char* id) {
+          return body_of(server::api_allocations(data, id, with({{"alive_at", ask.at("at")}})));
+        });
+      }
+    }
+    for (std::uint32_t row = 0; row < 24; ++row) {
+      const std::string r = std::to_string(row);
+      CHECK(body_of(server::api_allocation(data, "0", r)) == body_of(server::api_allocation(data, "1", r)));
+    }
+    // The spark rows exist once the table is there.
+    const json sites = body_of(server::api_sites(data, "1", params({{"sort", "allocated"}, {"spark", "8"}})));
+    CHECK(sites["sites"][0]["spark"].size() == 8);
+    CHECK_FALSE(sites.contains("table"));
+  }
+}
