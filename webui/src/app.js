@@ -113,8 +113,10 @@ async function render() {
     if (mine === generation) root.dataset.rendered = location.hash;
   } catch (e) {
     if (mine === generation && e.building !== undefined) {
-      root.replaceChildren(el('h2', {}, 'Building the allocation table'), el('p', {}, e.message),
-        buildingNote('This view appears', e.building));
+      // The server's sentence names the percent too, which the poll would leave behind.
+      root.replaceChildren(el('h2', {}, 'Building the allocation table'), buildingNote('This view appears', e.building),
+        el('p', { class: 'detail' }, 'memrec view served this dump before its allocation table, which ranges, the ' +
+          'timeline, instants and the allocation list need. The whole run\'s figures, call sites and flamegraphs are ready.'));
       root.dataset.rendered = location.hash;
       renderWhenBuilt(state.dump);
     } else if (mine === generation) {
