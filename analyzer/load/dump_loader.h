@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
@@ -30,6 +31,10 @@ struct LoadOptions {
   // critical path), in file order: for work that can start before the load
   // ends, such as symbolizing. An exception it throws fails the load.
   std::function<void(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks)> on_stacks = {};
+  // stream_dump(path, …): when not 0, reads only the file's first
+  // `file_bytes` (the size an earlier pass read: a dump still being written
+  // has grown since).
+  std::uint64_t file_bytes = 0;
 };
 
 Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options = {});

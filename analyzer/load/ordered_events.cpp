@@ -219,6 +219,7 @@ class Releaser {
 Result<StreamedDump> stream_dump(const std::string& path, const LoadOptions& options, OrderedEventSink& sink) {
   auto file = reader::MappedFile::open(path);
   if (!file) return file.error();
+  if (options.file_bytes != 0) file->keep_first(options.file_bytes);
   // Indexing reads a 12-byte envelope per frame; without this every read
   // faults in its neighbours too (fault-around, readahead): 64 KiB a frame.
   PageDropper::advise_random(file->bytes(), path);

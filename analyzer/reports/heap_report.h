@@ -64,7 +64,8 @@ struct ReplayedRun {
 
 // The pass of build_heap_report(path, {}, load, …, also) without its report:
 // no call sites, nothing symbolized. `memrec view` makes it behind a dump it
-// already serves, to build the allocation table.
+// already serves, to build the allocation table, with `load.file_bytes` the
+// size the report read.
 Result<ReplayedRun> replay_into(const std::string& path, const LoadOptions& load, TaggedEventSink& also);
 
 // The dump's start (the monotonic ns that windows are relative to).

@@ -84,6 +84,8 @@ void build_table_behind(server::ViewDump& dump, const ViewOptions& options, std:
                      slot.progress(done, total);
                      bar.update(done, total);
                    }};
+  // What the report read, not what a recording still running has added since.
+  load.file_bytes = dump.report.dump.facts.file_bytes;
   AllocationTableBuilder builder;
   const auto run = replay_into(path, load, builder);
   std::string why;

@@ -5,6 +5,7 @@
 // beside the report.
 #include <doctest/doctest.h>
 
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -142,6 +143,43 @@ TEST_SUITE("server/view_api") {
     const json sites = body_of(server::api_sites(data, "0", params({{"sort", "allocated"}, {"spark", "8"}})));
     CHECK(sites["table"]["state"] == "failed");
     CHECK(sites["sites"].size() == 3);
+  }
+
+  TEST_CASE("the second pass reads what the report read of a file still being written") {
+    // given a dump whose second frame was written after its report was read
+    testing::DumpBuilder b;
+    const std::uint64_t s1[] = {0x401000};
+    b.frame([&](format::RecordEncoder& e) {
+      e.stack(1, 0, 0, s1);
+      e.thread(10);
+      for (std::uint64_t i = 0; i < 5; ++i) e.alloc(AllocFn::kMalloc, kT0 + 10 * i, 0x10000 + 0x100 * i, 8, 1);
+    });
+    b.frame([&](format::RecordEncoder& e) {
+      e.thread(10);
+      for (std::uint64_t i = 0; i < 5; ++i) e.free(kT0 + 100 + i, 0x10000 + 0x100 * i);
+    });
+    const std::vector<std::byte> first(b.bytes().begin(),
+                                       b.bytes().begin() + static_cast<std::ptrdiff_t>(b.frame_ends()[0]));
+    const std::string path = testing::write_temp_file(first, "growing.dat");
+    Symbolizer symbolizer(SymbolizerOptions{{}, 1});
+    const server::ViewDump d = load(path, symbolizer, nullptr);
+    REQUIRE(d.report.totals.allocations == 5);
+    std::ofstream(path, std::ios::binary | std::ios::trunc)
+        .write(reinterpret_cast<const char*>(b.bytes().data()), static_cast<std::streamsize>(b.bytes().size()));
+
+    // then a pass limited to the report's bytes reads its events again, and an unlimited one more
+    LoadOptions limited{2};
+    limited.file_bytes = d.report.dump.facts.file_bytes;
+    AllocationTableBuilder table;
+    const auto run = replay_into(path, limited, table);
+    REQUIRE(run.ok());
+    CHECK(run->events == d.report.events);
+    CHECK(run->totals.frees == 0);
+    AllocationTableBuilder whole;
+    const auto all = replay_into(path, LoadOptions{2}, whole);
+    REQUIRE(all.ok());
+    CHECK(all->events == d.report.events + 5);
+    CHECK(all->totals.frees == 5);
   }
 
   TEST_CASE("the table of the second pass answers as the one built beside the report") {

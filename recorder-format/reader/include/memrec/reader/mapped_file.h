@@ -3,6 +3,7 @@
 // of these bytes; nothing here interprets them.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <span>
 #include <string>
@@ -27,6 +28,9 @@ class MappedFile {
   ~MappedFile();
 
   std::span<const std::byte> bytes() const { return bytes_; }
+  // From now on only the first `size` bytes (all if fewer): a second pass
+  // over a file still being written reads what the first one read.
+  void keep_first(std::size_t size) { bytes_ = bytes_.first(std::min(size, bytes_.size())); }
   const std::string& path() const { return path_; }
 
  private:
