@@ -74,7 +74,8 @@ void publish_table(server::ViewDump& dump, AllocationTableBuilder& builder, std:
 
 // The second pass over a dump already served: the table, checked against the
 // report it must agree with (the file could have changed in between).
-void build_table_behind(server::ViewDump& dump, const ViewOptions& options, std::ostream& err) {
+void build_table_behind(server::ViewDump& dump, const ViewOptions& options, const std::vector<std::string>& warned,
+                        std::ostream& err) {
   const std::string& path = dump.report.dump.path;
   const auto start = Clock::now();
   ProgressBar bar(stderr, options.progress, "building the allocation table of " + path,
@@ -87,7 +88,13 @@ void build_table_behind(server::ViewDump& dump, const ViewOptions& options, std:
   // What the report read, not what a recording still running has added since.
   load.file_bytes = dump.report.dump.facts.file_bytes;
   AllocationTableBuilder builder;
-  const auto run = replay_into(path, load, builder);
+  Result<ReplayedRun> run = Error{ErrorCode::kInternal, "not run"};
+  // On this thread an exception would end the server, not just this table.
+  try {
+    run = replay_into(path, load, builder);
+  } catch (const std::exception& e) {
+    run = Error{ErrorCode::kInternal, std::string("internal error: ") + e.what()};
+  }
   std::string why;
   if (!run) {
     why = run.error().message;
@@ -103,7 +110,17 @@ void build_table_behind(server::ViewDump& dump, const ViewOptions& options, std:
     slot.fail(why + ".");
     return;
   }
-  publish_table(dump, builder, err);
+  try {
+    publish_table(dump, builder, err);
+  } catch (const std::exception& e) {
+    err << "memrec: view: no allocation table: internal error: " << e.what() << "\n";
+    slot.fail(std::string("internal error: ") + e.what() + ".");
+    return;
+  }
+  // A spill directory that failed while the table grew (the page's list was made before).
+  for (const std::string& w : spill_warnings()) {
+    if (std::find(warned.begin(), warned.end(), w) == warned.end()) err << "memrec: " << w << "\n";
+  }
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(ms_between(start, Clock::now())) / 1000);
   err << "memrec: view: " << path << ": the allocation table is built after " << seconds
@@ -180,7 +197,7 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
                "and the allocation list follow once the allocation table is built"
             << std::endl;
         tables = std::jthread([&data, &options, &err, behind] {
-          for (const std::size_t i : behind) build_table_behind(data.dumps[i], options, err);
+          for (const std::size_t i : behind) build_table_behind(data.dumps[i], options, data.warnings, err);
         });
       },
       error);
