@@ -7,7 +7,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { closeView, program, record, openView, rendered, requireFiles, scratch } from './support.mjs';
+import { join } from 'node:path';
+import { closeView, images, program, record, openView, rendered, requireFiles, scratch } from './support.mjs';
 
 let view; // memrec view and the browser page on it
 let baseUrl;
@@ -114,6 +115,7 @@ test('while the allocation table is built the overview shows the whole run and d
   const note = page.locator('#view .building');
   assert.equal(await note.textContent(), 'The timeline appears once memrec view has built the allocation table (42 % done).');
   assert.equal(await page.locator('#buckets').count(), 0);
+  await page.screenshot({ path: join(images, 'view-building.png'), fullPage: true });
   // the page asks again every 2 s and keeps the percent current
   table.set(57);
   await page.waitForFunction(() => document.querySelector('#view .building-percent')?.textContent === '57 %');

@@ -68,7 +68,8 @@ export async function renderOverview(root, state, navigate, context) {
   if (timeline.building !== undefined) {
     root.replaceChildren(el('h2', {}, 'Overview'),
       el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
-      rangeNote(summary, state), cards(summary), el('h2', {}, 'Heap over time'),
+      el('p', { class: 'detail' }, 'The whole recording; ranges and instants come with the timeline.'),
+      cards(summary), el('h2', {}, 'Heap over time'),
       el('div', { class: 'timeline' }, buildingNote('The timeline appears', timeline.building)));
     context.whenBuilt?.();
     return;
