@@ -35,7 +35,7 @@ void ProgressBar::update(std::size_t done, std::size_t total) {
     last_draw_ = now;
     drawn_ = true;
     const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - start_).count();
-    std::fprintf(out_, "memrec: loading %s: %d%% after %lld s\n", label_.c_str(), static_cast<int>(100 * done / total),
+    std::fprintf(out_, "memrec: %s: %d%% after %lld s\n", label_.c_str(), static_cast<int>(100 * done / total),
                  static_cast<long long>(seconds));
     std::fflush(out_);
     return;
@@ -46,8 +46,8 @@ void ProgressBar::update(std::size_t done, std::size_t total) {
   drawn_ = true;
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * done / total);
-  std::fprintf(out_, "\r\x1b[Kmemrec: loading %s [%.*s%*s] %3d%%", label_.c_str(), filled,
-               "##############################", kWidth - filled, "", static_cast<int>(100 * done / total));
+  std::fprintf(out_, "\r\x1b[Kmemrec: %s [%.*s%*s] %3d%%", label_.c_str(), filled, "##############################",
+               kWidth - filled, "", static_cast<int>(100 * done / total));
   std::fflush(out_);
 }
 

@@ -14,7 +14,8 @@ namespace memrec::analyzer {
 class ProgressBar {
  public:
   enum class Style { kBar, kLines };
-  // `enabled` false makes every call a no-op (--no-progress). `every`: how
+  // `label` says what is under way ("loading big.dat"). `enabled` false
+  // makes every call a no-op (--no-progress). `every`: how
   // often lines are printed, and after how long the first (tests shorten it).
   ProgressBar(std::FILE* out, bool enabled, std::string label, Style style = Style::kBar,
               std::chrono::milliseconds every = std::chrono::seconds(10));

@@ -51,7 +51,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   int status = kExitOk;
   std::vector<HeapReport> reports;
   for (const std::string& path : options.files) {
-    ProgressBar bar(stderr, options.progress, path, ProgressBar::style_for(STDERR_FILENO));
+    ProgressBar bar(stderr, options.progress, "loading " + path, ProgressBar::style_for(STDERR_FILENO));
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
     auto report = build_heap_report(path, *window, load, symbolizer);
     if (!report) {

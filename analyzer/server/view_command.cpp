@@ -140,7 +140,7 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
   for (const std::string& path : options.files) {
     const bool early = serves_early(options, path);
-    ProgressBar bar(stderr, options.progress, path, ProgressBar::style_for(STDERR_FILENO));
+    ProgressBar bar(stderr, options.progress, "loading " + path, ProgressBar::style_for(STDERR_FILENO));
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
     AllocationTableBuilder table;
     auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, nullptr, early ? nullptr : &table);

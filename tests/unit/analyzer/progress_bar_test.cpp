@@ -43,7 +43,7 @@ void run(ProgressBar& bar, int ms) {
 TEST_SUITE("analyzer/progress_bar") {
   TEST_CASE("elsewhere than a terminal, a long load prints a line each interval, which stays") {
     const std::string out = printed([](std::FILE* f) {
-      ProgressBar bar(f, true, "big.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(100));
+      ProgressBar bar(f, true, "loading big.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(100));
       run(bar, 450);
     });
     CAPTURE(out);
@@ -60,18 +60,18 @@ TEST_SUITE("analyzer/progress_bar") {
 
   TEST_CASE("a short load prints nothing, and a disabled one nothing ever") {
     CHECK(printed([](std::FILE* f) {
-            ProgressBar bar(f, true, "small.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(10000));
+            ProgressBar bar(f, true, "loading small.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(10000));
             run(bar, 100);
           }).empty());
     CHECK(printed([](std::FILE* f) {
-            ProgressBar bar(f, false, "big.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(10));
+            ProgressBar bar(f, false, "loading big.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(10));
             run(bar, 100);
           }).empty());
   }
 
   TEST_CASE("on a terminal the bar is drawn in place and erased at the end") {
     const std::string out = printed([](std::FILE* f) {
-      ProgressBar bar(f, true, "big.dat");
+      ProgressBar bar(f, true, "loading big.dat");
       run(bar, 1300);  // drawn after a second
     });
     CAPTURE(out);
