@@ -1,7 +1,9 @@
 // The window of held-back events is one vector per thread; each release merges
-// the ready prefixes with StreamMerger, which compares only stream heads and
-// so keeps a thread's events in their recorded order even at equal times.
-// When only one thread has events to release, they go out as they are.
+// the ready prefixes at once (merge_streams, which compares only stream heads
+// and so keeps a thread's events in their recorded order even at equal times)
+// and hands the merge on in one call, so that the replay can fetch its live
+// blocks ahead across threads. When only one thread has events to release,
+// they go out as they are.
 #include "load/ordered_events.h"
 
 #include <sys/mman.h>
@@ -146,19 +148,17 @@ class Releaser {
       emit(only, ready_[only]);
       return;
     }
-    batch_.resize(pending_.size());
+    streams_.clear();
+    ids_.clear();
     for (std::size_t t = 0; t < pending_.size(); ++t) {
-      const Pending& q = pending_[t];
-      const auto first = q.events.begin() + static_cast<std::ptrdiff_t>(q.head);
-      batch_[t].assign(first, first + static_cast<std::ptrdiff_t>(ready_[t]));
-      take(t, ready_[t]);
+      if (ready_[t] == 0) continue;
+      streams_.push_back(std::span<const HeapEvent>(pending_[t].events).subspan(pending_[t].head, ready_[t]));
+      ids_.push_back(static_cast<std::uint32_t>(t));
     }
-    StreamMerger merger(batch_);
-    std::size_t stream = 0;
-    while (const HeapEvent* e = merger.next(&stream)) {
-      sink_.on_event(*e, static_cast<std::uint32_t>(stream));
-      ++out_.events;
-    }
+    merge_streams(streams_, ids_, merged_, merged_threads_);
+    for (const std::uint32_t t : ids_) take(t, ready_[t]);
+    sink_.on_merged(merged_, merged_threads_);
+    out_.events += merged_.size();
   }
 
  private:
@@ -209,7 +209,11 @@ class Releaser {
   StreamedDump& out_;
   std::vector<Pending> pending_;    // by thread index
   std::vector<std::size_t> ready_;  // by thread index: events to release now
-  std::vector<std::vector<HeapEvent>> batch_;
+  // A release of several threads: their ready events, and their merge.
+  std::vector<std::span<const HeapEvent>> streams_;
+  std::vector<std::uint32_t> ids_;
+  std::vector<HeapEvent> merged_;
+  std::vector<std::uint32_t> merged_threads_;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;
   std::uint64_t held_ = 0;
 };

@@ -3,6 +3,7 @@
 // it; it keeps no event after handing it on.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -15,6 +16,18 @@
 
 namespace memrec::analyzer {
 
+// Calls fn(first, count) for each run of equal values in `threads`, in order.
+template <typename Fn>
+void for_each_run(std::span<const std::uint32_t> threads, Fn&& fn) {
+  std::size_t at = 0;
+  while (at < threads.size()) {
+    std::size_t end = at + 1;
+    while (end < threads.size() && threads[end] == threads[at]) ++end;
+    fn(at, end - at);
+    at = end;
+  }
+}
+
 class OrderedEventSink {
  public:
   virtual ~OrderedEventSink() = default;
@@ -25,6 +38,12 @@ class OrderedEventSink {
   // virtual call per run instead of per event. The default hands them on one by one.
   virtual void on_events(std::span<const HeapEvent> events, std::uint32_t thread) {
     for (const HeapEvent& e : events) on_event(e, thread);
+  }
+  // Consecutive events in merged order from several threads, `threads[i]`
+  // being `events[i]`'s: threads take turns every few events, so runs of one
+  // thread are short. The default hands them on as those runs.
+  virtual void on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads) {
+    for_each_run(threads, [&](std::size_t at, std::size_t n) { on_events(events.subspan(at, n), threads[at]); });
   }
 };
 
@@ -37,6 +56,14 @@ class TaggedEventSink {
   // tags.size() == events.size(); a run of one thread, as on_events.
   virtual void on_tagged_events(std::span<const HeapEvent> events, std::span<const std::uint32_t> tags,
                                 std::uint32_t thread) = 0;
+  // Events of several threads, as OrderedEventSink::on_merged; the default
+  // hands them on as runs of one thread.
+  virtual void on_tagged_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> tags,
+                                std::span<const std::uint32_t> threads) {
+    for_each_run(threads, [&](std::size_t at, std::size_t n) {
+      on_tagged_events(events.subspan(at, n), tags.subspan(at, n), threads[at]);
+    });
+  }
 };
 
 struct StreamedDump {

@@ -8,6 +8,7 @@ SinkThread::SinkThread(TaggedEventSink& target)
     : target_(target), queue_([this](Batch& batch) { consume(batch); }, kMaxBatches, /*lower_priority=*/false) {
   batch_.events.reserve(kBatchEvents);
   batch_.tags.reserve(kBatchEvents);
+  batch_.threads.reserve(kBatchEvents);
 }
 
 SinkThread::~SinkThread() {
@@ -16,14 +17,26 @@ SinkThread::~SinkThread() {
 
 void SinkThread::on_tagged_events(std::span<const HeapEvent> events, std::span<const std::uint32_t> tags,
                                   std::uint32_t thread) {
+  append(events, tags, {}, thread);
+}
+
+void SinkThread::on_tagged_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> tags,
+                                  std::span<const std::uint32_t> threads) {
+  append(events, tags, threads, 0);
+}
+
+void SinkThread::append(std::span<const HeapEvent> events, std::span<const std::uint32_t> tags,
+                        std::span<const std::uint32_t> threads, std::uint32_t fill_thread) {
   while (!events.empty()) {
     const std::size_t n = std::min(events.size(), kBatchEvents - batch_.events.size());
-    batch_.events.insert(batch_.events.end(), events.begin(), events.begin() + static_cast<std::ptrdiff_t>(n));
-    batch_.tags.insert(batch_.tags.end(), tags.begin(), tags.begin() + static_cast<std::ptrdiff_t>(n));
-    if (!batch_.runs.empty() && batch_.runs.back().thread == thread) {
-      batch_.runs.back().count += static_cast<std::uint32_t>(n);
+    const auto count = static_cast<std::ptrdiff_t>(n);
+    batch_.events.insert(batch_.events.end(), events.begin(), events.begin() + count);
+    batch_.tags.insert(batch_.tags.end(), tags.begin(), tags.begin() + count);
+    if (threads.empty()) {
+      batch_.threads.resize(batch_.threads.size() + n, fill_thread);
     } else {
-      batch_.runs.push_back({thread, static_cast<std::uint32_t>(n)});
+      batch_.threads.insert(batch_.threads.end(), threads.begin(), threads.begin() + count);
+      threads = threads.subspan(n);
     }
     events = events.subspan(n);
     tags = tags.subspan(n);
@@ -35,6 +48,7 @@ void SinkThread::hand_over() {
   Batch next;
   next.events.reserve(kBatchEvents);
   next.tags.reserve(kBatchEvents);
+  next.threads.reserve(kBatchEvents);
   std::swap(next, batch_);
   queue_.push(std::move(next));
 }
@@ -42,13 +56,7 @@ void SinkThread::hand_over() {
 void SinkThread::consume(Batch& batch) {
   if (failed_) return;
   try {
-    std::span<const HeapEvent> events(batch.events);
-    std::span<const std::uint32_t> tags(batch.tags);
-    for (const Run& run : batch.runs) {
-      target_.on_tagged_events(events.first(run.count), tags.first(run.count), run.thread);
-      events = events.subspan(run.count);
-      tags = tags.subspan(run.count);
-    }
+    target_.on_tagged_merged(batch.events, batch.tags, batch.threads);
   } catch (...) {
     failed_ = std::current_exception();
   }

@@ -147,6 +147,12 @@ void AllocationTableBuilder::on_tagged_events(std::span<const HeapEvent> events,
   for (std::size_t i = 0; i < events.size(); ++i) take(events[i], thread, released[i]);
 }
 
+void AllocationTableBuilder::on_tagged_merged(std::span<const HeapEvent> events,
+                                              std::span<const std::uint32_t> released,
+                                              std::span<const std::uint32_t> threads) {
+  for (std::size_t i = 0; i < events.size(); ++i) take(events[i], threads[i], released[i]);
+}
+
 void AllocationTableBuilder::take(const HeapEvent& e, std::uint32_t thread, std::uint32_t released) {
   if (full_) return;
   // A tag names a row allocated before; anything else would write past the

@@ -155,6 +155,8 @@ class AllocationTableBuilder final : public TaggedEventSink {
 
   void on_tagged_events(std::span<const HeapEvent> events, std::span<const std::uint32_t> released,
                         std::uint32_t thread) override;
+  void on_tagged_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> released,
+                        std::span<const std::uint32_t> threads) override;
   // Whether the dump had more allocations than max_rows: the table stopped
   // at them and took no event after; callers refuse it (view, export).
   bool full() const { return full_; }

@@ -67,6 +67,20 @@ void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thr
   }
 }
 
+void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads) {
+  on_merged(events, threads, {});
+}
+
+void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads,
+                            std::span<std::uint32_t> released) {
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
+    step(events[i], threads[i]);
+    if (!released.empty()) released[i] = released_;
+  }
+}
+
 inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
   released_ = kNoRow;
   if (past_window_) return;

@@ -70,6 +70,11 @@ class StackReplay final : public OrderedEventSink {
   // view's table); they are exact only while the window has no end, since
   // past it the replay takes no event. `released` may be empty.
   void on_events(std::span<const HeapEvent> events, std::uint32_t thread, std::span<std::uint32_t> released);
+  // Events of several threads in merged order (OrderedEventSink::on_merged),
+  // with the live blocks fetched ahead across them; `released` as above.
+  void on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads) override;
+  void on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads,
+                 std::span<std::uint32_t> released);
   // The same for the last event taken.
   std::uint32_t released_row() const { return released_; }
   // Once every event is in: counts the leaks and fixes the peak column, then

@@ -1,9 +1,12 @@
-// A streaming k-way merge of per-thread event sequences into one order
-// (FORMAT.md, "Order"): by time; at equal times releases before
-// acquisitions; each thread's own order kept, since only heads are compared.
+// A k-way merge of per-thread event sequences into one order (FORMAT.md,
+// "Order"): by time; at equal times releases before acquisitions, then the
+// stream listed first; each thread's own order kept, since only heads are
+// compared. StreamMerger hands events on one at a time; merge_streams writes
+// a whole merge out at once, for the load's releases (load/ordered_events.h).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <queue>
 #include <span>
 #include <tuple>
@@ -15,8 +18,12 @@ namespace memrec::analyzer {
 
 class StreamMerger {
  public:
-  explicit StreamMerger(std::span<const std::vector<HeapEvent>> streams) : streams_(streams) {
-    for (std::size_t i = 0; i < streams_.size(); ++i) push(i, 0);
+  explicit StreamMerger(std::span<const std::vector<HeapEvent>> streams) : streams_(streams.begin(), streams.end()) {
+    start();
+  }
+  explicit StreamMerger(std::span<const std::span<const HeapEvent>> streams)
+      : streams_(streams.begin(), streams.end()) {
+    start();
   }
 
   // The next event in merged order, or nullptr at the end. `stream` (if
@@ -43,14 +50,25 @@ class StreamMerger {
     }
   };
 
+  void start() {
+    for (std::size_t i = 0; i < streams_.size(); ++i) push(i, 0);
+  }
+
   void push(std::size_t stream, std::size_t pos) {
     if (pos >= streams_[stream].size()) return;
     const HeapEvent& e = streams_[stream][pos];
     heads_.push(Head{e.time_ns, order_rank(e.op), stream, pos});
   }
 
-  std::span<const std::vector<HeapEvent>> streams_;
+  std::vector<std::span<const HeapEvent>> streams_;
   std::priority_queue<Head> heads_;
 };
+
+// Merges `streams` into `events`, and into `threads` the id of the stream
+// each event came from (`ids[i]` is that of `streams[i]`): the order of
+// StreamMerger, at a few compares an event instead of a heap's push and pop.
+// Both outputs are replaced.
+void merge_streams(std::span<const std::span<const HeapEvent>> streams, std::span<const std::uint32_t> ids,
+                   std::vector<HeapEvent>& events, std::vector<std::uint32_t>& threads);
 
 }  // namespace memrec::analyzer

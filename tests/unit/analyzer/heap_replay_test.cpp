@@ -1,6 +1,8 @@
 // The merge of per-thread streams and the pairing of frees with allocations.
 #include <doctest/doctest.h>
 
+#include <random>
+#include <span>
 #include <vector>
 
 #include "model/heap_replay.h"
@@ -34,6 +36,45 @@ TEST_SUITE("analyzer/heap_replay") {
     }
     CHECK(addrs == std::vector<std::uint64_t>{0xa, 0xc, 0xb, 0xb, 0xd});
     CHECK(from == std::vector<std::size_t>{0, 1, 0, 0, 1});
+  }
+
+  TEST_CASE("merge_streams writes StreamMerger's order at once, with each event's stream id") {
+    std::mt19937_64 rng(7);
+    for (std::size_t k = 0; k <= 5; ++k) {
+      for (int round = 0; round < 50; ++round) {
+        // Few distinct times, so that ties (and ties of kind) are common.
+        std::vector<std::vector<HeapEvent>> streams(k);
+        for (auto& stream : streams) {
+          std::uint64_t t = rng() % 4;
+          const std::size_t n = rng() % 40;  // some streams empty
+          for (std::size_t i = 0; i < n; ++i) {
+            t += rng() % 3;
+            stream.push_back(rng() % 2 ? alloc(t, stream.size() * 16, 8) : free_at(t, stream.size() * 16));
+          }
+        }
+        std::vector<std::span<const HeapEvent>> spans(streams.begin(), streams.end());
+        std::vector<std::uint32_t> ids;
+        for (std::size_t s = 0; s < k; ++s) ids.push_back(static_cast<std::uint32_t>(10 + 3 * s));
+
+        std::vector<HeapEvent> events{alloc(99, 99, 99)};  // replaced, not appended to
+        std::vector<std::uint32_t> threads{99};
+        merge_streams(spans, ids, events, threads);
+
+        StreamMerger merger(streams);
+        std::size_t stream = 0;
+        std::size_t i = 0;
+        while (const HeapEvent* e = merger.next(&stream)) {
+          REQUIRE(i < events.size());
+          CHECK(events[i].time_ns == e->time_ns);
+          CHECK(events[i].addr == e->addr);
+          CHECK(events[i].op == e->op);
+          CHECK(threads[i] == ids[stream]);
+          ++i;
+        }
+        CHECK(i == events.size());
+        CHECK(threads.size() == events.size());
+      }
+    }
   }
 
   TEST_CASE("a free on one thread sorts before another thread's reuse of the address at the same time") {
