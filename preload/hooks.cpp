@@ -12,6 +12,7 @@
 #include <cstdarg>
 #include <cstring>
 
+#include "hook_events.h"
 #include "lifecycle.h"
 #include "order_stamp.h"
 #include "real_allocator.h"
@@ -35,30 +36,6 @@ using format::AllocFn;
   }
   early_init();
   return nullptr;
-}
-
-// HOT PATH. Records an allocation if recording, counting a nested one as missed.
-// Always inlined, like every caller of stack_here() here: the stack is walked
-// from the exported function's own frame.
-[[gnu::always_inline]] inline void on_alloc(AllocFn fn, const void* p, std::size_t size) {
-  if (p == nullptr || !recording_allocs()) return;
-  if (HookScope::active()) [[unlikely]] {
-    count_miss();
-    return;
-  }
-  HookScope scope;
-  record_alloc(stack_here(), fn, p, size);
-}
-
-// HOT PATH. Records a free (also while paused: see FORMAT.md, "Recording").
-inline void on_free(const void* p) {
-  if (!recording_frees()) return;
-  if (HookScope::active()) [[unlikely]] {
-    count_miss();
-    return;
-  }
-  HookScope scope;
-  record_free(p);
 }
 
 // HOT PATH. The free stamp of a realloc, or 0 if nothing will be recorded.

@@ -11,8 +11,9 @@ std::atomic<bool> g_enabled{true};
 std::atomic<std::uint64_t> g_counters[kCounterSlots];
 __thread ThreadState t_thread __attribute__((tls_model("initial-exec")));
 
-void count_miss() {
-  if (t_thread.depth == HookDepth::kHook) count(format::Counter::kMissedReentrant);
+void count_miss(bool recording) {
+  if (t_thread.depth == HookDepth::kHook && recording) count(format::Counter::kMissedReentrant);
+  if (t_thread.depth == HookDepth::kProbe) t_thread.probe_hit = true;
 }
 
 }  // namespace memrec::preload

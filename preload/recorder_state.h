@@ -39,7 +39,10 @@ inline std::uint64_t counter(format::Counter c) {
   return g_counters[static_cast<int>(c)].load(std::memory_order_relaxed);
 }
 
-// Counts a program allocation or free that passes through unrecorded.
-[[gnu::cold, gnu::noinline]] void count_miss();
+// A hook reached inside another of ours (HookScope::active()): counts a
+// program allocation or free that passes through unrecorded while
+// `recording`, or notes the hit of a probe (HookDepth::kProbe) whatever the
+// state, since operator new is tried before recording may start.
+[[gnu::cold, gnu::noinline]] void count_miss(bool recording = true);
 
 }  // namespace memrec::preload

@@ -13,6 +13,7 @@ enum class HookDepth : std::uint8_t {
   kNone = 0,
   kHook = 1,      // inside one of our hooks: a nested program allocation is a miss
   kInternal = 2,  // our own work (init, the writer thread): nested calls are ours, not misses
+  kProbe = 3,     // trying the program's operator new and delete (cxx_hooks.cpp): a nested call sets probe_hit
 };
 
 struct ThreadState {
@@ -20,6 +21,7 @@ struct ThreadState {
   bool attach_failed;        // mapping this thread's buffer failed once; do not retry per event
   ThreadBuffer* buffer;      // mapped on the thread's first recorded event
   std::uint64_t last_stamp;  // order_stamp() never goes backwards on a thread
+  bool probe_hit;            // a hook was reached under HookDepth::kProbe
 };
 
 extern __thread ThreadState t_thread __attribute__((tls_model("initial-exec")));

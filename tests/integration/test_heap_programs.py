@@ -1,6 +1,9 @@
 """Single-threaded heap programs: every allocation function, exact leaks by
 function, and the program behaving the same with and without the preload."""
 import os
+import subprocess
+
+import pytest
 
 from memrec_support import assert_consistent, assert_leaks, innermost_test_function
 
@@ -114,6 +117,55 @@ def test_cpp_new_in_every_form_and_exceptions_leak_only_the_known_objects(build,
     for leak in widget_leaks:
         assert "libstdc++" in os.path.basename(leak["frames"][0]["module"] or "")
     assert dump["counts"]["alloc"] >= 2000  # two blocks per thrown exception at least
+
+
+@pytest.mark.parametrize("program, allocator", [("cpp_new_mimalloc", "libmimalloc"),
+                                                 ("cpp_new_jemalloc", "libjemalloc")])
+def test_cpp_new_of_a_program_whose_allocator_replaces_operator_new_is_recorded(build, record, run_plain, only_dump,
+                                                                                leaks_by_function, program,
+                                                                                allocator):
+    # given cpp_new linked against mimalloc or jemalloc, whose operator new and
+    # delete replace libstdc++'s: mimalloc's never call malloc or free, and
+    # jemalloc's mostly do not (jemalloc's also throw std::bad_alloc through
+    # the preload's operator new; mimalloc's would abort, so that variant
+    # skips the throwing request)
+    if not (build.programs_dir / program).exists():
+        pytest.skip(f"{program} was not built ({allocator}-dev missing)")
+    needed = subprocess.run(["readelf", "-d", "-W", str(build.program(program))], capture_output=True,
+                            text=True, check=True).stdout
+    assert allocator in needed
+    # when it runs under the preload
+    run = record(program)
+    plain = run_plain(program)
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout)
+    assert run.stdout == "cpp_new: caught 1000 exceptions\n"
+    assert run.stderr == ""
+    dump = only_dump(run)
+    assert_clean_dump(run, dump, build.program(program))
+    # then the same objects leak as with libstdc++'s operator new
+    assert_leaks(leaks_by_function(dump), {
+        "leak_widgets": (5, 5 * 777),
+        "leak_big_aligned": (2, 2 * 640),
+        "leak_nothrow": (3, 3 * 333),
+    })
+    # and every delete found its new: no free of an unknown block
+    assert dump["heap"]["unmatched_frees"] == 0
+    assert dump["heap"]["live_count"] == 10
+    # and none went through libstdc++'s operator new
+    for leak in dump["leaks"]:
+        assert "libstdc++" not in os.path.basename(leak["frames"][0]["module"] or "")
+    if program == "cpp_new_mimalloc":
+        # and mimalloc's reach nothing of ours: the preload's own operator new
+        # recorded them, from the caller in the program on
+        for leak in dump["leaks"]:
+            assert os.path.realpath(leak["frames"][0]["module"]) == os.path.realpath(build.program(program))
+    assert dump["counts"]["alloc_by_function"]["aligned_alloc"] == 6  # 2 leaked Big, every_form_freed's 4
+    if program == "cpp_new_jemalloc":
+        # and, built from the same source as cpp_new, it made exactly cpp_new's calls
+        libstdcxx = only_dump(record("cpp_new"))
+        assert (dump["counts"]["alloc"], dump["counts"]["free"]) == (libstdcxx["counts"]["alloc"],
+                                                                     libstdcxx["counts"]["free"])
+    assert dump["counts"]["alloc"] >= 2000
 
 
 def test_allocations_before_the_recorders_constructor_are_recorded(build, record, run_plain, only_dump,

@@ -1,5 +1,7 @@
-// C++ allocation in every form (new, new[], nothrow, aligned, sized delete)
-// and 1000 thrown-and-caught exceptions. Leaks exactly:
+// C++ allocation in every form (new, new[], nothrow, aligned, sized delete),
+// 1000 thrown-and-caught exceptions and a std::bad_alloc from operator new.
+// Built twice: with libstdc++'s operator new, and linked against mimalloc
+// (cpp_new_mimalloc), whose own operator new never calls malloc. Leaks exactly:
 //   leak_widgets 5 x 777 (new char[777]), leak_big_aligned 2 x 640
 //   (new of an alignas(64) type), leak_nothrow 3 x 333 (nothrow new[]).
 // Everything else is freed.
@@ -92,6 +94,34 @@ NOINLINE int throw_and_catch() {
   return caught;
 }
 
+// Impossible requests (128 TiB, the whole user address space): the nothrow
+// form returns null, and the throwing one calls the new-handler, whose
+// std::bad_alloc unwinds through the preload's operator new. mimalloc's
+// operator new aborts instead of calling a handler (Debian builds it as C),
+// so cpp_new_mimalloc tries the nothrow form only.
+#ifndef CPP_NEW_ABORTS_ON_FAILURE
+[[noreturn]] void throw_bad_alloc() { throw std::bad_alloc(); }
+#endif
+
+NOINLINE bool huge_requests_fail() {
+  constexpr std::size_t kHuge = std::size_t{1} << 47;
+  void* nothing = ::operator new(kHuge, std::nothrow);
+  keep(nothing);
+  if (nothing != nullptr) return false;
+#ifndef CPP_NEW_ABORTS_ON_FAILURE
+  const std::new_handler previous = std::set_new_handler(throw_bad_alloc);
+  bool thrown = false;
+  try {
+    keep(::operator new(kHuge));
+  } catch (const std::bad_alloc&) {
+    thrown = true;
+  }
+  std::set_new_handler(previous);
+  if (!thrown) return false;
+#endif
+  return true;
+}
+
 }  // namespace
 
 int main() {
@@ -101,6 +131,10 @@ int main() {
   leak_nothrow();
   every_form_freed();
   const int caught = throw_and_catch();
+  if (!huge_requests_fail()) {
+    std::printf("cpp_new: operator new of 128 TiB did not fail\n");
+    return 1;
+  }
   std::printf("cpp_new: caught %d exceptions\n", caught);
   return caught == 1000 ? 0 : 1;
 }
