@@ -90,19 +90,25 @@ std::atomic<void*> g_next[kOpCount];
 std::atomic<bool> g_records[kOpCount];  // false until classified: forward only
 std::atomic<bool> g_classified{false};
 
+// Keeps the object that defines `fn` loaded for good: the table points into
+// it, and a library dlopen()ed and dlclose()d by the program could otherwise
+// take its operators away (libstdc++ is never unloaded, an allocator may be).
+void pin(void* fn) {
+  Dl_info info;
+  if (dladdr(fn, &info) != 0 && info.dli_fname != nullptr) dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+}
+
 // The next definition of `symbol`: after us in the global scope, else in a C++
 // runtime loaded with RTLD_LOCAL (a library dlopen()ed so, whose references
-// to operator new still find ours first).
+// to operator new still find ours first). Pinned.
 void* find_next(const char* symbol) {
-  if (void* fn = dlsym(RTLD_NEXT, symbol)) return fn;
+  void* fn = dlsym(RTLD_NEXT, symbol);
   for (const char* runtime : {"libstdc++.so.6", "libc++.so.1"}) {
-    void* handle = dlopen(runtime, RTLD_LAZY | RTLD_NOLOAD);
-    if (handle == nullptr) continue;
-    void* fn = dlsym(handle, symbol);
-    dlclose(handle);  // NOLOAD took a reference; the runtime stays loaded
-    if (fn != nullptr) return fn;
+    if (fn != nullptr) break;
+    if (void* handle = dlopen(runtime, RTLD_LAZY | RTLD_NOLOAD)) fn = dlsym(handle, symbol);
   }
-  return nullptr;
+  if (fn != nullptr) pin(fn);
+  return fn;
 }
 
 template <typename Fn>

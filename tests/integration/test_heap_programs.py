@@ -18,6 +18,17 @@ def assert_clean_dump(run, dump, program_path):
     assert_consistent(dump)
 
 
+def recorded_as_without(build, record, run_plain, only_dump, program, stdout):
+    """Records `program`, checks that it ran as without the preload (exit 0,
+    `stdout`) and that its one dump is complete; returns the run and the dump."""
+    run = record(program)
+    plain = run_plain(program)
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (0, stdout)
+    dump = only_dump(run)
+    assert_clean_dump(run, dump, build.program(program))
+    return run, dump
+
+
 def test_leak_three_leaks_exactly_three_blocks_from_leak_here(build, record, run_plain, only_dump,
                                                               leaks_by_function):
     # given leak_three, which leaks 3 x 4242 bytes from leak_here and frees the rest
@@ -168,17 +179,31 @@ def test_cpp_new_of_a_program_whose_allocator_replaces_operator_new_is_recorded(
     assert dump["counts"]["alloc"] >= 2000
 
 
+def test_a_cpp_library_dlopened_locally_by_a_c_program_has_its_new_recorded(build, record, run_plain, only_dump,
+                                                                            leaks_by_function):
+    # given dlopen_cxx, a C program that twice dlopen()s a C++ library with
+    # RTLD_LOCAL (its libstdc++ comes local to it, so its operator new is
+    # found through the preload's), which leaks 2 x new char[2222] each time
+    # when it runs under the preload
+    # then it runs as without the preload, the library loaded, closed and loaded again
+    run, dump = recorded_as_without(build, record, run_plain, only_dump, "dlopen_cxx",
+                                    "dlopen_cxx: loaded, called and closed twice\n")
+    assert run.stderr == ""
+    # and exactly the library's leaks are recorded, every delete matched
+    # (what dlopen allocates, libstdc++'s emergency pool among it, is kept:
+    # libstdc++ is never unloaded)
+    assert_leaks(leaks_by_function(dump), {"cxx_lib_leak": (4, 4 * 2222)}, ignore=("load_call_close",))
+    assert dump["heap"]["unmatched_frees"] == 0
+    assert dump["counts"]["alloc"] >= 2 * (2 + 100)  # the leaks and the strings
+
+
 def test_allocations_before_the_recorders_constructor_are_recorded(build, record, run_plain, only_dump,
                                                                    leaks_by_function):
     # given early_alloc, linked with a library whose constructor leaks 1357
     # bytes before the loader runs libmemrec.so's constructor, and which leaks
     # 2468 from late_leak in main
     # when it runs under the preload
-    run = record("early_alloc")
-    plain = run_plain("early_alloc")
-    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (
-        0, "early_alloc: constructor block allocated\n")
-    dump = only_dump(run)
-    assert_clean_dump(run, dump, build.program("early_alloc"))
+    run, dump = recorded_as_without(build, record, run_plain, only_dump, "early_alloc",
+                                    "early_alloc: constructor block allocated\n")
     # then both leaks are there, the early one named in its library
     assert_leaks(leaks_by_function(dump), {"early_ctor_leak": (1, 1357), "late_leak": (1, 2468)})

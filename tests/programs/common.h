@@ -3,8 +3,11 @@
 #ifndef MEMREC_TEST_PROGRAMS_COMMON_H
 #define MEMREC_TEST_PROGRAMS_COMMON_H
 
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -24,6 +27,16 @@ static inline void keep(void* ptr) { g_sink[__atomic_fetch_add(&g_sink_next, 1, 
 __attribute__((noreturn)) static inline void die(const char* what) {
   fprintf(stderr, "%s failed\n", what);
   exit(99);
+}
+
+// `name` in the folder of this program's executable (the other test programs
+// and libraries): PATH_MAX + 64 bytes are room enough.
+static inline void beside_self(char* out, size_t size, const char* name) {
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (n <= 0) die("readlink");
+  self[n] = '\0';
+  snprintf(out, size, "%s/%s", dirname(self), name);
 }
 
 #endif

@@ -3,8 +3,6 @@
 // (1 x 3333), and dlclose()s it. Between the two, after_dlclose() makes an
 // allocation with a new stack, and an anonymous mapping takes the hole the
 // library left, so the second load is likely at another address.
-#include <libgen.h>
-#include <limits.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -15,12 +13,8 @@ NOINLINE static void after_dlclose(void) { free(malloc(55)); }
 
 int main(void) {
   setup_stdout();
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) die("readlink");
-  self[n] = '\0';
-  char path[PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/libtest_alloc.so", dirname(self));
+  char path[PATH_MAX + 64];
+  beside_self(path, sizeof path, "libtest_alloc.so");
 
   load_call_close(path);
   after_dlclose();

@@ -4,8 +4,6 @@
 // lib_leak; between rounds between_loads() allocates and frees 1 x 55, and
 // every 8th round an anonymous mapping of 64 KiB is left where the library
 // was, so later loads land at other addresses.
-#include <libgen.h>
-#include <limits.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -17,12 +15,8 @@ NOINLINE static void between_loads(void) { free(malloc(55)); }
 int main(int argc, char** argv) {
   setup_stdout();
   const long rounds = argc > 1 ? atol(argv[1]) : 100;
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) die("readlink");
-  self[n] = '\0';
-  char path[PATH_MAX + 32];
-  snprintf(path, sizeof path, "%s/libtest_alloc.so", dirname(self));
+  char path[PATH_MAX + 64];
+  beside_self(path, sizeof path, "libtest_alloc.so");
   for (long i = 0; i < rounds; ++i) {
     load_call_close(path);
     between_loads();

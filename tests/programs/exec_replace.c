@@ -1,8 +1,6 @@
 // Leaks 1 x 6006 from leak_before_exec, then replaces itself with leak_three
 // (found beside it) by execv without forking: the events before the exec must
 // reach a file of their own.
-#include <libgen.h>
-#include <limits.h>
 #include <unistd.h>
 
 #include "common.h"
@@ -11,12 +9,8 @@ NOINLINE static void leak_before_exec(void) { keep(malloc(6006)); }
 
 int main(void) {
   setup_stdout();
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) die("readlink");
-  self[n] = '\0';
-  char target[PATH_MAX + 16];
-  snprintf(target, sizeof target, "%s/leak_three", dirname(self));
+  char target[PATH_MAX + 64];
+  beside_self(target, sizeof target, "leak_three");
   leak_before_exec();
   printf("exec_replace: leaked 6006, now exec\n");
   char* child_argv[] = {target, NULL};

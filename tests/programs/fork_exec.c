@@ -1,8 +1,6 @@
 // Starts leak_three (found beside this program) as a child and waits for it:
 // `fork_exec fork|vfork|spawn|system`. The parent leaks 1 x 999 from
 // parent_before_exec. The child's exec'd image must record into its own file.
-#include <libgen.h>
-#include <limits.h>
 #include <spawn.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -14,19 +12,11 @@ extern char** environ;
 
 NOINLINE static void parent_before_exec(void) { keep(malloc(999)); }
 
-static void sibling_path(const char* name, char* out, size_t out_size) {
-  char self[PATH_MAX];
-  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (n <= 0) die("readlink");
-  self[n] = '\0';
-  snprintf(out, out_size, "%s/%s", dirname(self), name);
-}
-
 int main(int argc, char** argv) {
   setup_stdout();
   const char* mode = argc > 1 ? argv[1] : "fork";
-  char target[PATH_MAX + 16];
-  sibling_path("leak_three", target, sizeof target);
+  char target[PATH_MAX + 64];
+  beside_self(target, sizeof target, "leak_three");
   char* child_argv[] = {target, NULL};
   parent_before_exec();
 
