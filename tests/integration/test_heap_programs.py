@@ -179,6 +179,28 @@ def test_cpp_new_of_a_program_whose_allocator_replaces_operator_new_is_recorded(
     assert dump["counts"]["alloc"] >= 2000
 
 
+@pytest.mark.parametrize("program", ["cpp_new", "cpp_new_mimalloc"])
+def test_operator_new_tried_before_recording_starts_is_recorded_once(build, record, only_dump, leaks_by_function,
+                                                                     program):
+    # given cpp_new started with recording off, whose first new and delete
+    # make the preload try each form of the operators, and which then turns
+    # recording on with SIGUSR1
+    if not (build.programs_dir / program).exists():
+        pytest.skip(f"{program} was not built (libmimalloc-dev missing: scripts/setup installs it)")
+    run = record(program, "raise", env={"MEMREC_START_DISABLED": "1"})
+    assert (run.returncode, run.stdout) == (0, "cpp_new: caught 1000 exceptions\n")
+    # then every allocation is recorded once: libstdc++'s operators through
+    # malloc, mimalloc's by the preload, neither twice
+    dump = only_dump(run)
+    assert_leaks(leaks_by_function(dump), {
+        "leak_widgets": (5, 5 * 777),
+        "leak_big_aligned": (2, 2 * 640),
+        "leak_nothrow": (3, 3 * 333),
+    })
+    assert dump["counts"]["alloc_by_function"]["aligned_alloc"] == 6
+    assert dump["counts"]["alloc"] >= 2000
+
+
 def test_a_cpp_library_dlopened_locally_by_a_c_program_has_its_new_recorded(build, record, run_plain, only_dump,
                                                                             leaks_by_function):
     # given dlopen_cxx, a C program that twice dlopen()s a C++ library with

@@ -1,12 +1,17 @@
 // C++ allocation in every form (new, new[], nothrow, aligned, sized delete),
 // 1000 thrown-and-caught exceptions and a std::bad_alloc from operator new.
-// Built twice: with libstdc++'s operator new, and linked against mimalloc
-// (cpp_new_mimalloc), whose own operator new never calls malloc. Leaks exactly:
+// Built with libstdc++'s operator new, and linked against allocators whose
+// own operator new does not call malloc (cpp_new_mimalloc, _jemalloc,
+// _tcmalloc). `cpp_new raise`: a new and delete first, then SIGUSR1 to
+// itself (under MEMREC_START_DISABLED=1, the preload tries the operators
+// before recording starts). Leaks exactly:
 //   leak_widgets 5 x 777 (new char[777]), leak_big_aligned 2 x 640
 //   (new of an alignas(64) type), leak_nothrow 3 x 333 (nothrow new[]).
 // Everything else is freed.
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 #include <string>
@@ -124,8 +129,12 @@ NOINLINE bool huge_requests_fail() {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   std::setvbuf(stdout, g_stdout_buffer, _IOLBF, sizeof g_stdout_buffer);
+  if (argc > 1 && std::strcmp(argv[1], "raise") == 0) {
+    delete new int(1);
+    std::raise(SIGUSR1);
+  }
   leak_widgets();
   leak_big_aligned();
   leak_nothrow();
