@@ -1,7 +1,9 @@
 // C++ operator new and delete, in every form. libstdc++'s call malloc and
 // free, which hooks.cpp records; but an allocator linked into the program
-// (mimalloc, tcmalloc) replaces them with its own, which never reach malloc:
-// without these hooks every C++ allocation of such a program would be lost.
+// (mimalloc, jemalloc, tcmalloc) replaces them with its own, which mostly or
+// never reach malloc: without these hooks the C++ allocations of such a
+// program were lost (tcmalloc's all of them; jemalloc's deletes still reached
+// free, as frees of blocks never seen).
 // We export them all, forward each to the next definition (dlsym RTLD_NEXT),
 // and learn once, by trying each (classify()), whether it reaches one of our
 // hooks: if it does we only forward (the nested hook records), if not we
