@@ -19,7 +19,12 @@ void FrameCollector::on_thread(const reader::ThreadRecord& r) {
   const auto [it, inserted] = stream_of_tid_.try_emplace(r.tid, out_.events.size());
   if (inserted) {
     out_.events.emplace_back(r.tid, std::vector<HeapEvent>{});
-    if (out_.events.size() == 1) out_.events.back().second.reserve(max_events_);
+    // Reserved whole, a list never grows by copying. Growing, the second
+    // thread's list in churn-2t's frames touched up to twice its memory:
+    // that dump's report peaked at 99-115 MB of RSS, 78-86 MB reserved.
+    // Reserved capacity is address space until it is used, but under strict
+    // overcommit it counts, so only a frame's first few threads get it.
+    if (out_.events.size() <= kReservedThreads) out_.events.back().second.reserve(max_events_);
     out_.meta.emplace_back(r);
   }
   current_ = it->second;

@@ -34,9 +34,10 @@ struct FrameData {
 class FrameCollector final : public reader::RecordVisitor {
  public:
   // `max_events` (if known) bounds the frame's heap events, e.g. its
-  // decompressed bytes over the smallest event record: the first thread's
-  // list is reserved that large, so filling it never copies (untouched
-  // capacity costs address space, not resident memory).
+  // decompressed bytes over the smallest event record: the lists of the
+  // frame's first kReservedThreads threads are reserved that large, so
+  // filling them never copies (untouched capacity costs address space, not
+  // resident memory).
   explicit FrameCollector(FrameData& out, std::size_t max_events = 0) : out_(out), max_events_(max_events) {}
 
   void on_thread(const reader::ThreadRecord& r) override;
@@ -64,6 +65,8 @@ class FrameCollector final : public reader::RecordVisitor {
   std::vector<HeapEvent>& current() { return out_.events[current_].second; }
   // Appends an event to the current thread's stream, from its fields.
   void push(std::uint64_t time_ns, std::uint64_t addr, std::uint64_t size, StackId stack, HeapOp op);
+
+  static constexpr std::size_t kReservedThreads = 4;
 
   FrameData& out_;
   std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
