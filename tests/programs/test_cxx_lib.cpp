@@ -1,7 +1,10 @@
 // dlopen()ed with RTLD_LOCAL by dlopen_cxx, a C program: the libstdc++ it
 // brings is local to it, so its operator new is found only through the
 // preload's (preload/cxx_hooks.cpp). lib_leak() leaks 2 x new char[2222]
-// from cxx_lib_leak and frees 100 strings and their vector.
+// from cxx_lib_leak and frees 100 strings and their vector. A static object
+// allocates while dlopen runs the library's constructors, with the loader's
+// lock held (where the preload first looks the operators up), and frees it
+// at dlclose.
 #include <string>
 #include <vector>
 
@@ -10,6 +13,11 @@
 namespace {
 
 char* volatile g_keep[2];
+
+struct AtLoad {
+  std::string* text = new std::string(64, 'y');
+  ~AtLoad() { delete text; }
+} g_at_load;
 
 NOINLINE void cxx_lib_leak() {
   for (auto& slot : g_keep) slot = new char[2222];
