@@ -17,7 +17,6 @@
 #include "hook_events.h"
 #include "lifecycle.h"
 #include "log.h"
-#include "real_allocator.h"
 #include "thread_state.h"
 
 #define MEMREC_EXPORT __attribute__((visibility("default")))

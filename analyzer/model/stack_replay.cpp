@@ -56,15 +56,8 @@ void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thr
 
 void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread,
                             std::span<std::uint32_t> released) {
-  if (thread >= last_alloc_.size()) last_alloc_.resize(thread + 1, kNoBlock);
-  // The live block's slot is fetched a few events ahead: churn's replay
-  // waits on it otherwise (10 ms of 0.32 s).
-  constexpr std::size_t kAhead = 8;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
-    step(events[i], thread);
-    if (!released.empty()) released[i] = released_;
-  }
+  run(
+      events, [thread](std::size_t) { return thread; }, released);
 }
 
 void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads) {
@@ -73,12 +66,8 @@ void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const s
 
 void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads,
                             std::span<std::uint32_t> released) {
-  constexpr std::size_t kAhead = 8;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
-    step(events[i], threads[i]);
-    if (!released.empty()) released[i] = released_;
-  }
+  run(
+      events, [threads](std::size_t i) { return threads[i]; }, released);
 }
 
 inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
@@ -101,6 +90,18 @@ inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
     case HeapOp::kMmap:
     case HeapOp::kMunmap:
       break;  // anonymous memory is not heap
+  }
+}
+
+// The live block's slot is fetched a few events ahead: churn's replay waits
+// on it otherwise (10 ms of 0.32 s).
+template <typename ThreadOf>
+void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std::span<std::uint32_t> released) {
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
+    step(events[i], thread_of(i));
+    if (!released.empty()) released[i] = released_;
   }
 }
 

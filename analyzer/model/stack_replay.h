@@ -98,6 +98,9 @@ class StackReplay final : public OrderedEventSink {
   void touch(std::uint32_t stack);
   void enter_window();
   void step(const HeapEvent& e, std::uint32_t thread);
+  // Steps through `events`, thread_of(i) being events[i]'s thread; fills `released` unless empty.
+  template <typename ThreadOf>
+  void run(std::span<const HeapEvent> events, ThreadOf thread_of, std::span<std::uint32_t> released);
   std::uint32_t column_of(StackId stack);
   void on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted);
   void on_free(const HeapEvent& e, std::uint32_t thread, bool counted);

@@ -105,7 +105,8 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
   const ViewDump& d = *std::get<const ViewDump*>(found);
-  if (const auto table = table_of(d); const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+  const auto table = table_of(d);
+  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
   RowFilter f;
   if (const auto e = read_filter(d, param, f)) return fail(*e);
   const std::string sort_name = param("sort").value_or("time");
@@ -129,7 +130,7 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const std::uint64_t offset = std::get<std::uint64_t>(offset_v);
   const std::uint64_t limit = std::get<std::uint64_t>(limit_v);
 
-  const RowPage page = allocation_page(*d.table(), f, sort, desc, offset, limit);
+  const RowPage page = allocation_page(*std::get<const AllocationTable*>(table), f, sort, desc, offset, limit);
   json rows = json::array();
   for (const std::uint32_t r : page.rows) rows.push_back(row_json(d, r));
   return ok({{"total", page.total}, {"offset", offset}, {"limit", limit}, {"rows", std::move(rows)}});
@@ -139,14 +140,16 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
   const ViewDump& d = *std::get<const ViewDump*>(found);
-  if (const auto table = table_of(d); const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+  const auto table = table_of(d);
+  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+  const AllocationTable& t = *std::get<const AllocationTable*>(table);
   if (index.size() > 10) return fail(400, "The allocation index is too long.");
   const auto n = parse_count(index, ~0ull);
   if (!n) return fail(400, "The allocation index must be a number.");
-  if (*n >= d.table()->rows()) return fail(404, "No allocation has index " + index + ".");
+  if (*n >= t.rows()) return fail(404, "No allocation has index " + index + ".");
   const auto r = static_cast<std::uint32_t>(*n);
   json body = row_json(d, r);
-  const std::uint32_t s = d.table()->site(r);
+  const std::uint32_t s = t.site(r);
   json frames = json::array();
   if (s != kNoSite) {
     const CallSites& cs = d.report.sites;
@@ -156,7 +159,7 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   // The chain: back to the block the first realloc started from, then forward.
   std::uint32_t head = r;
   for (std::size_t i = 0; i < kMaxChain; ++i) {
-    const auto from = d.table()->realloc_from(head);
+    const auto from = t.realloc_from(head);
     if (!from) break;
     head = *from;
   }
@@ -164,7 +167,7 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   std::optional<std::uint32_t> at = head;
   for (std::size_t i = 0; at && i < kMaxChain; ++i) {
     chain.push_back(row_json(d, *at));
-    at = d.table()->realloc_to(*at);
+    at = t.realloc_to(*at);
   }
   body["chain"] = std::move(chain);
   return ok(std::move(body));
