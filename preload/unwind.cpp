@@ -366,26 +366,33 @@ std::size_t walk_stack(UnwindCache& c, const StackStart& from, std::size_t limit
     needed = old[base - 1].bp_needed;
     e = old[base - 1].check_end;
   }
+  // Each frame is made in registers and stored once, its outer frame's pc and
+  // rbp carried over: reading back a frame just stored in pieces missed the
+  // store buffer's forwarding, a fifth of the walk's time (perf).
+  std::uintptr_t outer_pc = base != 0 ? old[base - 1].pc : 0;
+  std::uintptr_t outer_bp = base != 0 ? old[base - 1].bp : 0;
   for (std::size_t t = 0; t < n; ++t) {
     const std::size_t k = base + t;
-    TraceFrame& d = old[k];
-    d = fresh[n - 1 - t];
+    TraceFrame d = fresh[n - 1 - t];
     d.hash = h = hash_fold(h, d.pc);
     const auto frame = static_cast<std::uint32_t>(k);
     if (k == 0) {
       c.check[e] = failing_check();
       c.check_frame[e++] = frame;
     } else {
-      c.check[e] = {d.ra_at, old[k - 1].pc};
+      c.check[e] = {d.ra_at, outer_pc};
       c.check_frame[e++] = frame;
       if (d.bp_at != 0 && needed) {
-        c.check[e] = {d.bp_at, old[k - 1].bp};
+        c.check[e] = {d.bp_at, outer_bp};
         c.check_frame[e++] = frame;
       }
     }
     d.check_end = e;
     needed = d.uses_bp || (d.bp_at == 0 && needed);
     d.bp_needed = needed;
+    old[k] = d;
+    outer_pc = d.pc;
+    outer_bp = d.bp;
   }
   c.trace_n = static_cast<std::uint32_t>(base + n);
   c.complete = complete;
