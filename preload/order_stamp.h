@@ -24,6 +24,13 @@
 //   before lowering g_recording_threads, so a later tick-stamped event sorts
 //   after everything the retired thread recorded.
 // Each thread's stamps never go backwards (t_thread.last_stamp).
+// Why not a stamp without the shared line: ordering each block's events by a
+// Lamport clock kept per block (round 12, docs/PERFORMANCE.md) orders a free
+// before the reuse of its block, but not before an allocation that only the
+// program's own synchronization puts after it; tests/programs/peak_handoff
+// then showed a peak that never happened. Only a clock read per event that
+// agrees with happens-before across cores would do, and its deltas make the
+// writer slower (round 11).
 #pragma once
 
 #include <atomic>
