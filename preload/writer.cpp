@@ -568,11 +568,12 @@ void drain(ThreadBuffer& b, std::uint64_t end) {
     // and the prefetch merely useless.
     if (end - tail > kPrefetchAhead) g_w.enc->prefetch(b.slots[(tail + kPrefetchAhead) & kMask].event.addr);
     const RawEvent& e = b.slots[tail & kMask].event;
-    if (put_plain_event(b.tid, e)) {
-    } else if (e.kind == EventKind::kThreadStart || e.kind == EventKind::kThreadExit) {
-      put_thread_event(b, e);
-    } else {
-      put_event(b.tid, e, b.slots[(tail + 1) & kMask].tail);
+    if (!put_plain_event(b.tid, e)) {
+      if (e.kind == EventKind::kThreadStart || e.kind == EventKind::kThreadExit) {
+        put_thread_event(b, e);
+      } else {
+        put_event(b.tid, e, b.slots[(tail + 1) & kMask].tail);
+      }
     }
     // The owner commits an event's slots together, so `end` never splits one.
     tail += slots_of(e.kind);
