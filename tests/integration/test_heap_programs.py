@@ -219,6 +219,26 @@ def test_a_cpp_library_dlopened_locally_by_a_c_program_has_its_new_recorded(buil
     assert dump["counts"]["alloc"] >= 2 * (2 + 100)  # the leaks and the strings
 
 
+def test_an_allocator_a_closed_library_brought_stays_loaded_while_new_forwards_to_it(build, record, run_plain,
+                                                                                     only_dump, leaks_by_function):
+    # given dlclose_allocator, a C program that dlopen()s with RTLD_GLOBAL a
+    # C++ library linked against mimalloc (so the preload's operator new
+    # forwards to mimalloc's), calls it and dlclose()s it, which unloads
+    # mimalloc without the preload, then does the same with libtest_cxx.so,
+    # whose operator new is the preload's too
+    if not (build.programs_dir / "dlclose_allocator").exists():
+        pytest.skip("dlclose_allocator was not built (libmimalloc-dev missing: scripts/setup installs it)")
+    # when it runs under the preload
+    # then it runs as without it: the preload kept mimalloc loaded, so the
+    # second library's new did not jump into an unmapped mimalloc
+    run, dump = recorded_as_without(build, record, run_plain, only_dump, "dlclose_allocator",
+                                    "dlclose_allocator: both libraries loaded, called and closed\n")
+    assert run.stderr == ""
+    # and both libraries' leaks are recorded, every delete matched
+    assert_leaks(leaks_by_function(dump), {"cxx_lib_leak": (4, 4 * 2222)}, ignore=("load_call_close",))
+    assert dump["heap"]["unmatched_frees"] == 0
+
+
 def test_allocations_before_the_recorders_constructor_are_recorded(build, record, run_plain, only_dump,
                                                                    leaks_by_function):
     # given early_alloc, linked with a library whose constructor leaks 1357

@@ -8,8 +8,8 @@ int main(void) {
   setup_stdout();
   char path[PATH_MAX + 64];
   beside_self(path, sizeof path, "libtest_cxx.so");
-  load_call_close(path);
-  load_call_close(path);
+  load_call_close(path, RTLD_LOCAL);
+  load_call_close(path, RTLD_LOCAL);
   printf("dlopen_cxx: loaded, called and closed twice\n");
   return 0;
 }

@@ -16,11 +16,11 @@ int main(void) {
   char path[PATH_MAX + 64];
   beside_self(path, sizeof path, "libtest_alloc.so");
 
-  load_call_close(path);
+  load_call_close(path, RTLD_LOCAL);
   after_dlclose();
   void* filler = mmap(NULL, 64 * 1024, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (filler == MAP_FAILED) die("mmap");
-  load_call_close(path);
+  load_call_close(path, RTLD_LOCAL);
   after_dlclose();
   printf("dlopen_lib: loaded, called and closed twice\n");
   return 0;

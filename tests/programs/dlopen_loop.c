@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   char path[PATH_MAX + 64];
   beside_self(path, sizeof path, "libtest_alloc.so");
   for (long i = 0; i < rounds; ++i) {
-    load_call_close(path);
+    load_call_close(path, RTLD_LOCAL);
     between_loads();
     if (i % 8 == 7 && mmap(NULL, 64 * 1024, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0) == MAP_FAILED) {
       die("mmap");

@@ -1,13 +1,14 @@
-// dlopen()s the library at `path`, calls its lib_leak() and dlclose()s it;
-// for the programs that load tests/programs/test_alloc_lib.c.
+// dlopen()s the library at `path` (RTLD_LOCAL or RTLD_GLOBAL: `mode`), calls
+// its lib_leak() and dlclose()s it; for the programs that load the test
+// libraries.
 #pragma once
 
 #include <dlfcn.h>
 
 #include "common.h"
 
-NOINLINE static void load_call_close(const char* path) {
-  void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+NOINLINE static void load_call_close(const char* path, int mode) {
+  void* lib = dlopen(path, RTLD_NOW | mode);
   if (lib == NULL) {
     fprintf(stderr, "dlopen: %s\n", dlerror());
     exit(99);
