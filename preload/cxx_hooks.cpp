@@ -96,18 +96,23 @@ std::atomic<bool> g_classified{false};
 // it, and a library dlopen()ed and dlclose()d by the program could otherwise
 // take its operators away (libstdc++ is never unloaded, an allocator may be).
 // The object is found with _dl_find_object (glibc 2.35), which only looks
-// addresses up: dladdr also searched the object's symbols for the nearest one,
-// 160,000 instructions a call in libstdc++, and it ran for each of the 20
-// forms at a C++ program's first `new` (callgrind: 3.2 M, about 1 ms). The
-// operators nearly always share one object, pinned once; the executable
-// (empty name) is never unloaded.
+// addresses up: dladdr, still used with an older glibc, also searches the
+// object's symbols for the nearest one, 160,000 instructions a call in
+// libstdc++, and it ran for each of the 20 forms at a C++ program's first
+// `new` (callgrind: 3.2 M, about 1 ms). Consecutive forms nearly always share
+// one object, pinned once; the executable (empty name) is never unloaded.
 void pin(void* fn) {
+#if __GLIBC_PREREQ(2, 35)
   static std::atomic<const link_map*> g_last_pinned{nullptr};
   dl_find_object found{};
   if (_dl_find_object(fn, &found) != 0 || found.dlfo_link_map == nullptr) return;
   const link_map* object = found.dlfo_link_map;
   if (g_last_pinned.exchange(object, std::memory_order_relaxed) == object) return;
   if (object->l_name != nullptr && object->l_name[0] != '\0') dlopen(object->l_name, RTLD_LAZY | RTLD_NOLOAD);
+#else
+  Dl_info info;
+  if (dladdr(fn, &info) != 0 && info.dli_fname != nullptr) dlopen(info.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+#endif
 }
 
 // The next definition of `symbol`: after us in the global scope, else in a C++
