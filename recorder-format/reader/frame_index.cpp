@@ -17,11 +17,22 @@ namespace {
 
 using format::kFrameEnvelopeBytes;
 
-// Where the file's trailing run of zero bytes starts (file.size() if none).
-std::uint64_t zero_tail_start(std::span<const std::byte> file) {
-  std::size_t end = file.size();
-  while (end > 0 && file[end - 1] == std::byte{0}) --end;
-  return end;
+// Where the file's end may be bytes never written (file.size() if nowhere).
+// Power loss leaves a file extended with zeros in whole filesystem blocks, so
+// such a run starts on a 512-byte boundary; a short run elsewhere is more
+// likely a frame's own last bytes (its zstd checksum ends in a zero byte one
+// time in 256), and a frame of those must still be checked, not dropped as
+// never written. A run of kLongZeroRun bytes or more counts wherever it
+// starts: no frame that decodes ends so.
+constexpr std::uint64_t kBlockBytes = 512;
+constexpr std::uint64_t kLongZeroRun = 8;
+
+std::uint64_t unwritten_tail_start(std::span<const std::byte> file) {
+  std::size_t zeros = file.size();
+  while (zeros > 0 && file[zeros - 1] == std::byte{0}) --zeros;
+  if (file.size() - zeros >= kLongZeroRun) return zeros;
+  const std::uint64_t block = (zeros + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
+  return std::min<std::uint64_t>(block, file.size());
 }
 
 Error bad_tag(std::string_view name, std::uint64_t at) {
@@ -46,7 +57,7 @@ std::uint64_t FrameInfo::end_offset() const { return payload_offset() + compress
 Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame,
                                 std::uint16_t format_version, std::string_view name) {
   FrameIndex index;
-  const std::uint64_t zeros_from = zero_tail_start(file);
+  const std::uint64_t zeros_from = unwritten_tail_start(file);
   std::uint64_t at = std::min<std::uint64_t>(first_frame, file.size());
   while (at < file.size()) {
     // All that is left is zeros: the file was extended but never written.

@@ -129,7 +129,7 @@ TEST_SUITE("reader/dump_reader") {
 
   TEST_CASE("a last frame whose end was never written (zeros) counts as truncation") {
     const DumpBuilder b = small_complete_dump();
-    for (std::size_t zeros : {std::size_t{1}, std::size_t{8}, b.frame_ends()[2] - b.frame_offsets()[2]}) {
+    for (std::size_t zeros : {std::size_t{8}, std::size_t{40}, b.frame_ends()[2] - b.frame_offsets()[2]}) {
       CAPTURE(zeros);
       auto bytes = b.bytes();
       std::fill(bytes.end() - static_cast<std::ptrdiff_t>(zeros), bytes.end(), std::byte{0});
@@ -140,6 +140,56 @@ TEST_SUITE("reader/dump_reader") {
       REQUIRE(all->facts.truncated_at.has_value());
       CHECK(*all->facts.truncated_at == b.frame_offsets()[2]);
     }
+  }
+
+  TEST_CASE("a few zeros from a 512-byte boundary inside the last frame count as never written") {
+    // given dumps whose header grows a byte at a time, until the last 512-byte
+    // boundary falls 1 to 7 bytes before the end, inside the last frame's data
+    bool tried = false;
+    for (std::size_t pad = 0; pad < 512 && !tried; ++pad) {
+      const std::string exe = "/usr/bin/demo" + std::string(pad, 'x');
+      format::FileHeaderFields fields = memrec::testing::sample_header();
+      fields.exe_path = exe;
+      DumpBuilder b(fields);
+      b.frame([](format::RecordEncoder& e) { e.thread(100); });
+      b.frame([](format::RecordEncoder& e) {
+        e.thread(100);
+        e.alloc(AllocFn::kMalloc, 1'000'200, 0x1000, 64, 0);
+        e.end(1'000'600);
+      });
+      auto bytes = b.bytes();
+      const std::size_t boundary = (bytes.size() - 1) / 512 * 512;
+      if (boundary < b.frame_offsets()[1] + 12 + 16 || bytes.size() - boundary >= 8) continue;
+      tried = true;
+      CAPTURE(pad);
+      // when the bytes from that boundary on are zeros (a block power loss never wrote)
+      std::fill(bytes.begin() + static_cast<std::ptrdiff_t>(boundary), bytes.end(), std::byte{0});
+      const auto all = read_bytes(bytes);
+      // then the last frame is cut, not corrupt
+      REQUIRE(all.ok());
+      CHECK(all->frames.size() == 1);
+      REQUIRE(all->facts.truncated_at.has_value());
+      CHECK(*all->facts.truncated_at == b.frame_offsets()[1]);
+    }
+    CHECK(tried);
+  }
+
+  TEST_CASE("a damaged last frame that happens to end in a zero byte is corrupt, not cut") {
+    // given a complete dump whose last frame has a byte flipped in its zstd
+    // data and ends in one zero byte (a zstd checksum does, one time in 256),
+    // not on a 512-byte boundary
+    const DumpBuilder b = small_complete_dump();
+    auto bytes = b.bytes();
+    REQUIRE((bytes.size() - 1) % 512 != 0);
+    const std::size_t last = b.frame_offsets()[2];
+    bytes[last + 12 + (bytes.size() - last - 12) / 2] ^= std::byte{0xff};
+    bytes.back() = std::byte{0};
+    // when it is read
+    const auto all = read_bytes(bytes, "zero_end.dat");
+    // then the frame is checked and reported corrupt, naming the file and offset
+    REQUIRE_FALSE(all.ok());
+    CHECK(all.error().code == ErrorCode::kCorrupt);
+    CHECK(all.error().message.find("zero_end.dat: corrupt frame at offset " + std::to_string(last)) == 0);
   }
 
   TEST_CASE("a wrong frame tag is corrupt, naming the file and the offset") {
