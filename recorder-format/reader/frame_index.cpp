@@ -17,19 +17,26 @@ namespace {
 
 using format::kFrameEnvelopeBytes;
 
-// Where the file's end may be bytes never written (file.size() if nowhere).
-// Power loss leaves a file extended with zeros in whole filesystem blocks, so
-// such a run starts on a 512-byte boundary; a short run elsewhere is more
-// likely a frame's own last bytes (its zstd checksum ends in a zero byte one
-// time in 256), and a frame of those must still be checked, not dropped as
-// never written. A run of kLongZeroRun bytes or more counts wherever it
-// starts: no frame that decodes ends so.
+// Where the file's trailing run of zero bytes starts (file.size() if none).
+std::uint64_t zero_tail_start(std::span<const std::byte> file) {
+  std::size_t end = file.size();
+  while (end > 0 && file[end - 1] == std::byte{0}) --end;
+  return end;
+}
+
+// Where, inside a frame, a zero tail starting at `zeros` may be bytes never
+// written (file.size() if nowhere). Power loss leaves a file extended with
+// zeros in whole filesystem blocks, so such a run starts on a 512-byte
+// boundary; a short run elsewhere is more likely the frame's own last bytes
+// (its zstd checksum ends in a zero byte one time in 256), and that frame must
+// still be checked, not dropped as never written. A run of kLongZeroRun bytes
+// or more counts wherever it starts: no frame that decodes ends so. (Zeros
+// where a frame would start are never written, however few: a frame starts
+// with its tag.)
 constexpr std::uint64_t kBlockBytes = 512;
 constexpr std::uint64_t kLongZeroRun = 8;
 
-std::uint64_t unwritten_tail_start(std::span<const std::byte> file) {
-  std::size_t zeros = file.size();
-  while (zeros > 0 && file[zeros - 1] == std::byte{0}) --zeros;
+std::uint64_t unwritten_in_frame_from(std::span<const std::byte> file, std::uint64_t zeros) {
   if (file.size() - zeros >= kLongZeroRun) return zeros;
   const std::uint64_t block = (zeros + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
   return std::min<std::uint64_t>(block, file.size());
@@ -57,7 +64,8 @@ std::uint64_t FrameInfo::end_offset() const { return payload_offset() + compress
 Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame,
                                 std::uint16_t format_version, std::string_view name) {
   FrameIndex index;
-  const std::uint64_t zeros_from = unwritten_tail_start(file);
+  const std::uint64_t zeros_from = zero_tail_start(file);
+  const std::uint64_t unwritten_from = unwritten_in_frame_from(file, zeros_from);
   std::uint64_t at = std::min<std::uint64_t>(first_frame, file.size());
   while (at < file.size()) {
     // All that is left is zeros: the file was extended but never written.
@@ -85,7 +93,7 @@ Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t f
                                larger, format::kMaxFrameBytes)};
     }
     if (file.size() - at - kFrameEnvelopeBytes < frame.compressed_bytes) break;  // incomplete
-    frame.reaches_zero_tail = zeros_from < frame.end_offset();
+    frame.reaches_zero_tail = unwritten_from < frame.end_offset();
     frame.earliest_ns = earliest_note(file.subspan(frame.payload_offset(), frame.compressed_bytes));
     index.frames.push_back(frame);
     at = frame.end_offset();

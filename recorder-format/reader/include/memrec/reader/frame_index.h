@@ -18,9 +18,9 @@ struct FrameInfo {
   std::uint64_t offset = 0;  // of the envelope ("MRFZ") in the file
   std::uint32_t compressed_bytes = 0;
   std::uint32_t decompressed_bytes = 0;
-  // The file's trailing run of zero bytes that may never have been written
-  // (frame_index.cpp: from a 512-byte boundary, or 8 bytes or more) starts
-  // inside this frame. If such a frame fails to decompress it was never fully
+  // The file's trailing run of zero bytes reaches into this frame far enough
+  // to be bytes never written (frame_index.cpp: from a 512-byte boundary, or
+  // 8 bytes or more). If such a frame fails to decompress it was never fully
   // written (power loss), which is truncation at `offset`, not corruption.
   bool reaches_zero_tail = false;
   // The file's format version: from 2 on, a payload starts with its layout
