@@ -6,11 +6,12 @@
 
 namespace memrec::analyzer {
 
-void FrameCollector::saw_time(std::uint64_t t) {
-  out_.last_time_ns = out_.last_time_ns ? std::max(*out_.last_time_ns, t) : t;
+// Inlined: two calls per heap event were a tenth of the collector's work.
+[[gnu::always_inline]] inline void FrameCollector::saw_time(std::uint64_t t) {
+  if (!out_.last_time_ns || t > *out_.last_time_ns) out_.last_time_ns = t;
 }
 
-void FrameCollector::saw_event(std::uint64_t t) {
+[[gnu::always_inline]] inline void FrameCollector::saw_event(std::uint64_t t) {
   out_.earliest_event_ns = std::min(out_.earliest_event_ns, t);
   saw_time(t);
 }

@@ -102,6 +102,7 @@ class StackReplay final : public OrderedEventSink {
   template <typename ThreadOf>
   void run(std::span<const HeapEvent> events, ThreadOf thread_of, std::span<std::uint32_t> released);
   std::uint32_t column_of(StackId stack);
+  std::uint32_t grow_columns(std::uint32_t stack);  // column_of's rare case: a new or hostile id
   void on_alloc(const HeapEvent& e, std::uint32_t thread, bool counted);
   void on_free(const HeapEvent& e, std::uint32_t thread, bool counted);
   bool next_selected();

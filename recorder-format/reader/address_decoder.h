@@ -45,7 +45,9 @@ class AddressDecoder {
   // The address an addr_k code of kFirstRingSlot (= kFirstAgeCode) or more
   // names, for an address of `kind` (an allocation's `size` picks its class).
   // False, with `why`, when it names nothing.
-  bool named(format::AddressKind kind, std::uint64_t k, std::uint64_t size, std::uint64_t& out, std::string& why) {
+  // Inlined in the decoders' loops; its failures are cold calls.
+  [[gnu::always_inline]] bool named(format::AddressKind kind, std::uint64_t k, std::uint64_t size, std::uint64_t& out,
+                                    std::string& why) {
     if (!aged_) return named_in_ring(kind, k, out, why);
     const std::uint64_t n = k - format::kFirstAgeCode;
     if (kind == format::AddressKind::kFree) {
@@ -71,7 +73,7 @@ class AddressDecoder {
 
   // After each address, named or a miss: it becomes `previous` and joins the
   // frame's lists.
-  void seen(format::AddressKind kind, std::uint64_t addr, std::uint64_t size) {
+  [[gnu::always_inline]] void seen(format::AddressKind kind, std::uint64_t addr, std::uint64_t size) {
     if (!aged_) {
       rings_.seen(kind, addr);
       return;
@@ -101,7 +103,7 @@ class AddressDecoder {
     return true;
   }
   template <typename... Args>
-  static bool fail(std::string& why, fmt::format_string<Args...> f, Args&&... args) {
+  [[gnu::cold, gnu::noinline]] static bool fail(std::string& why, fmt::format_string<Args...> f, Args&&... args) {
     why = fmt::format(f, std::forward<Args>(args)...);
     return false;
   }

@@ -73,7 +73,7 @@ class ColumnDecoder {
   std::uint64_t time_after(std::uint64_t release_ns) {
     return state_.delta.time_ns = release_ns + col(Column::kDt).varint();
   }
-  std::uint64_t size() { return field(Column::kSize); }
+  [[gnu::always_inline]] std::uint64_t size() { return field(Column::kSize); }
   bool stack(StackId& out) {
     state_.delta.stack = col(Column::kStack).delta_from(state_.delta.stack);
     if (state_.delta.stack > UINT32_MAX) return fail("a stack id is over 32 bits");
@@ -92,7 +92,7 @@ class ColumnDecoder {
 
   // One address, rebuilt from addr_k and addr (FORMAT.md, "Columns"); an
   // allocation's `size` picks its class.
-  bool address(AddressKind kind, std::uint64_t& out, std::uint64_t size = 0) {
+  [[gnu::always_inline]] bool address(AddressKind kind, std::uint64_t& out, std::uint64_t size = 0) {
     // Layout 4 keeps the codes of allocations apart from the others.
     const Column codes = split_ && kind == AddressKind::kAlloc ? Column::kAllocK : Column::kAddrK;
     const std::uint64_t k = field(codes);

@@ -492,6 +492,7 @@ def test_version_2_columns_that_do_not_join_are_corrupt_at_their_offset(build, m
 TOP = (1 << 64) - 1
 NONSENSE_FRAMES: dict[str, bytes] = {
     "alloc of a stack never defined": THREAD + alloc(1, 0x1000, 64, dstack=12345) + END,
+    "alloc of a stack id past any table": THREAD + alloc(1, 0x1000, 64, dstack=1 << 30) + alloc(1, 64, 8) + END,
     "alloc at the top of the address space": THREAD + alloc(1, TOP - 7, TOP) + END,
     "the same address allocated twice": THREAD + alloc(1, 0x1000, 64) + alloc(1, 0, 64) + END,
     "free of an unknown address": THREAD + b"\x03" + zz(1) + zz(0xdead) + END,
