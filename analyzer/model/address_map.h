@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "model/heap_event.h"
@@ -73,5 +74,50 @@ class AddressMap {
   int shift_ = 64;
   std::optional<LiveBlock> top_;
 };
+
+// Inline: the replay calls one of these per event, and the call and the
+// returned optional's trip through memory were a quarter of their instructions.
+inline std::optional<LiveBlock> AddressMap::insert(std::uint64_t addr, const LiveBlock& block) {
+  if (addr == kEmpty) {
+    std::optional<LiveBlock> old = std::exchange(top_, block);
+    if (!old) ++size_;
+    return old;
+  }
+  if ((size_ + 1) * 2 > slots_.size()) rehash(slots_.size() * 2);
+  std::size_t i = home(addr);
+  while (slots_[i].addr != kEmpty && slots_[i].addr != addr) i = (i + 1) & mask();
+  if (slots_[i].addr == addr) return std::exchange(slots_[i].block, block);
+  slots_[i] = Slot{addr, block};
+  ++size_;
+  return std::nullopt;
+}
+
+inline std::optional<LiveBlock> AddressMap::erase(std::uint64_t addr) {
+  if (addr == kEmpty) {
+    std::optional<LiveBlock> old = std::exchange(top_, std::nullopt);
+    if (old) --size_;
+    return old;
+  }
+  std::size_t i = home(addr);
+  while (slots_[i].addr != addr) {
+    if (slots_[i].addr == kEmpty) return std::nullopt;
+    i = (i + 1) & mask();
+  }
+  const LiveBlock removed = slots_[i].block;
+  --size_;
+  // Pull later members of the probe chain back over the hole, so that every
+  // entry stays reachable from its home slot without tombstones.
+  std::size_t hole = i;
+  for (std::size_t j = (i + 1) & mask(); slots_[j].addr != kEmpty; j = (j + 1) & mask()) {
+    const std::size_t want = home(slots_[j].addr);
+    // Move j into the hole unless its home lies cyclically in (hole, j].
+    if (((j - want) & mask()) >= ((j - hole) & mask())) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole] = Slot{};
+  return removed;
+}
 
 }  // namespace memrec::analyzer
