@@ -1,4 +1,4 @@
-// The window of held-back events is one vector per thread; each release merges
+// The window of held-back events is two vectors per thread (Pending); each release merges
 // the ready prefixes at once (merge_streams, which compares only stream heads
 // and so keeps a thread's events in their recorded order even at equal times)
 // and hands the merge on in one call, so that the replay can fetch its live
@@ -112,16 +112,8 @@ class Releaser {
     for (auto& [tid, events] : data.events) {
       const std::uint32_t t = thread_index(dump, tid);
       if (t >= pending_.size()) pending_.resize(t + 1);
-      Pending& q = pending_[t];
       held_ += events.size();
-      if (q.empty()) {
-        // Nothing held for this thread: take the frame's events without copying.
-        q.events.swap(events);
-        q.head = 0;
-      } else {
-        q.compact();
-        q.events.insert(q.events.end(), events.begin(), events.end());
-      }
+      pending_[t].add(events);
     }
     out_.max_pending = std::max(out_.max_pending, held_);
   }
@@ -132,9 +124,7 @@ class Releaser {
     std::size_t streams = 0;
     std::size_t only = 0;
     for (std::size_t t = 0; t < pending_.size(); ++t) {
-      const Pending& q = pending_[t];
-      std::size_t n = 0;
-      while (q.head + n < q.events.size() && q.events[q.head + n].time_ns < bound) ++n;
+      const std::size_t n = pending_[t].count_before(bound);
       ready_[t] = n;
       if (n != 0) {
         ++streams;
@@ -152,7 +142,7 @@ class Releaser {
     ids_.clear();
     for (std::size_t t = 0; t < pending_.size(); ++t) {
       if (ready_[t] == 0) continue;
-      streams_.push_back(std::span<const HeapEvent>(pending_[t].events).subspan(pending_[t].head, ready_[t]));
+      streams_.push_back(pending_[t].contiguous_front(ready_[t]));
       ids_.push_back(static_cast<std::uint32_t>(t));
     }
     merge_streams(streams_, ids_, merged_, merged_threads_);
@@ -162,36 +152,79 @@ class Releaser {
   }
 
  private:
-  // A thread's held events: `events` from `head` on.
+  // A thread's held events, in order: what is left of `older` from `head`
+  // on, then `newer`. A frame's events come in by swap: appending them to the
+  // few events of the frame before that were still held (those at the next
+  // frame's earliest time or later) copied every frame of a one-thread dump,
+  // a twentieth of its replay thread's time.
   struct Pending {
-    std::vector<HeapEvent> events;
-    std::size_t head = 0;
+    std::vector<HeapEvent> older;
+    std::vector<HeapEvent> newer;
+    std::size_t head = 0;           // into older
+    std::vector<HeapEvent> joined;  // contiguous_front's copy, when the front spans both
 
-    bool empty() const { return head == events.size(); }
-    // Drops the released front before appending, so that a thread held back
-    // for many frames does not keep every released event too.
-    void compact() {
-      if (head == 0) return;
-      events.erase(events.begin(), events.begin() + static_cast<std::ptrdiff_t>(head));
-      head = 0;
+    std::size_t older_left() const { return older.size() - head; }
+    void add(std::vector<HeapEvent>& events) {
+      if (older_left() == 0) {  // nothing held (newer is empty then too)
+        older.swap(events);
+        head = 0;
+        return;
+      }
+      if (!newer.empty()) {
+        // Held for two frames (a thread whose events all came at or after a
+        // later frame's earliest): only then copied, behind older's remainder.
+        older.erase(older.begin(), older.begin() + static_cast<std::ptrdiff_t>(head));
+        head = 0;
+        older.insert(older.end(), newer.begin(), newer.end());
+        newer.clear();
+      }
+      newer.swap(events);
+    }
+    // How many held events, from the front, are earlier than `bound`.
+    std::size_t count_before(std::uint64_t bound) const {
+      std::size_t n = 0;
+      while (head + n < older.size() && older[head + n].time_ns < bound) ++n;
+      if (head + n < older.size()) return n;
+      std::size_t m = 0;
+      while (m < newer.size() && newer[m].time_ns < bound) ++m;
+      return n + m;
+    }
+    // The first `n` held events as one span (copied only when they run from
+    // older into newer).
+    std::span<const HeapEvent> contiguous_front(std::size_t n) {
+      if (n <= older_left()) return std::span<const HeapEvent>(older).subspan(head, n);
+      joined.assign(older.begin() + static_cast<std::ptrdiff_t>(head), older.end());
+      joined.insert(joined.end(), newer.begin(), newer.begin() + static_cast<std::ptrdiff_t>(n - older_left()));
+      return joined;
+    }
+    // Drops the first `n` held events.
+    void take(std::size_t n) {
+      const std::size_t from_older = std::min(n, older_left());
+      head += from_older;
+      if (older_left() != 0 || newer.empty()) return;
+      older.swap(newer);
+      newer = {};  // the spent frame's memory, not kept for a thread that may be done
+      head = n - from_older;
     }
   };
 
+  // Hands on thread t's first `n` held events: older's, then newer's.
   void emit(std::size_t t, std::size_t n) {
-    const Pending& q = pending_[t];
-    sink_.on_events(std::span<const HeapEvent>(q.events).subspan(q.head, n), static_cast<std::uint32_t>(t));
+    Pending& q = pending_[t];
+    const std::size_t from_older = std::min(n, q.older_left());
+    if (from_older != 0) {
+      sink_.on_events(std::span<const HeapEvent>(q.older).subspan(q.head, from_older), static_cast<std::uint32_t>(t));
+    }
+    if (n > from_older) {
+      sink_.on_events(std::span<const HeapEvent>(q.newer).first(n - from_older), static_cast<std::uint32_t>(t));
+    }
     out_.events += n;
     take(t, n);
   }
 
   void take(std::size_t t, std::size_t n) {
-    Pending& q = pending_[t];
-    q.head += n;
+    pending_[t].take(n);
     held_ -= n;
-    if (q.empty()) {
-      q.events.clear();
-      q.head = 0;
-    }
   }
 
   // LoadedDump::threads is in first-appearance order, as are a frame's Thread

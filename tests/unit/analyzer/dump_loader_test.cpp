@@ -7,7 +7,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -16,6 +18,7 @@
 #include "load/dump_loader.h"
 #include "load/helper_priority.h"
 #include "load/ordered_events.h"
+#include "model/stream_merger.h"
 #include "support/dump_builder.h"
 
 using namespace memrec;
@@ -131,6 +134,87 @@ TEST_SUITE("analyzer/dump_loader") {
       if (i > 0) CHECK(calls[i].first >= calls[i - 1].first);
     }
     CHECK(calls.back().first == 2 * frames);
+  }
+
+  TEST_CASE("a streamed load hands every event on in the order of one merge of the whole threads") {
+    // Threads' events interleave in time but reach frames in batches per
+    // thread, as the writer drains them: a batch may run ahead of another
+    // thread's next one, so events wait for later frames, some for several
+    // (a whole frame at one time, ties across frames). What the releases
+    // hand on, in pieces, must be what one merge of each thread's whole
+    // sequence gives.
+    // One thread as well: its releases hand on the held end of one frame and
+    // the start of the next in one go.
+    for (const unsigned seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
+      const std::size_t threads = seed % 2 == 0 ? 1 : 3;
+      CAPTURE(seed);
+      std::mt19937 rng(seed);
+      constexpr std::uint64_t kTids[] = {7, 8, 9};
+      std::vector<std::vector<HeapEvent>> sequences(3);  // by tid index
+      std::uint64_t now = kT0;
+      for (std::uint64_t i = 0; i < 600; ++i) {
+        now += rng() % 3 == 0 ? 1 : 0;  // ties are common
+        const std::size_t t = rng() % threads;
+        const std::uint64_t addr = 0x10000 + 0x40 * (rng() % 64);
+        const HeapOp op = rng() % 2 == 0 ? HeapOp::kAlloc : HeapOp::kFree;
+        sequences[t].push_back(
+            {now, addr, op == HeapOp::kAlloc ? 32u : 0u, StackId{op == HeapOp::kAlloc ? 1u : 0u}, op});
+      }
+      DumpBuilder b;
+      std::vector<std::size_t> next(3, 0);
+      std::vector<std::uint64_t> first_seen;  // tids in first-appearance order
+      while (next[0] < sequences[0].size() || next[1] < sequences[1].size() || next[2] < sequences[2].size()) {
+        b.frame([&](format::RecordEncoder& e) {
+          for (std::size_t k = 0; k < 3; ++k) {
+            const std::size_t t = rng() % threads;
+            const std::size_t n = std::min<std::size_t>(rng() % 20, sequences[t].size() - next[t]);
+            if (n == 0) continue;
+            e.thread(kTids[t]);
+            if (std::find(first_seen.begin(), first_seen.end(), kTids[t]) == first_seen.end())
+              first_seen.push_back(kTids[t]);
+            for (std::size_t j = 0; j < n; ++j) {
+              const HeapEvent& ev = sequences[t][next[t]++];
+              if (ev.op == HeapOp::kAlloc) {
+                e.alloc(AllocFn::kMalloc, ev.time_ns, ev.addr, ev.size, 1);
+              } else {
+                e.free(ev.time_ns, ev.addr);
+              }
+            }
+          }
+        });
+      }
+      // The reference: the streams in the loader's thread order.
+      std::vector<std::vector<HeapEvent>> streams;
+      for (const std::uint64_t tid : first_seen) {
+        streams.push_back(sequences[static_cast<std::size_t>(std::find(std::begin(kTids), std::end(kTids), tid) -
+                                                             std::begin(kTids))]);
+      }
+      struct Seen {
+        std::uint64_t time_ns;
+        std::uint64_t addr;
+        std::uint32_t thread;
+        bool operator==(const Seen&) const = default;
+      };
+      std::vector<Seen> expected;
+      StreamMerger merger{std::span<const std::vector<HeapEvent>>(streams)};
+      std::size_t stream = 0;
+      while (const HeapEvent* e = merger.next(&stream)) {
+        expected.push_back({e->time_ns, e->addr, static_cast<std::uint32_t>(stream)});
+      }
+      struct Sink final : OrderedEventSink {
+        std::vector<Seen> seen;
+        void on_event(const HeapEvent& e, std::uint32_t thread) override {
+          seen.push_back({e.time_ns, e.addr, thread});
+        }
+      } sink;
+      auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "threads.dat"));
+      REQUIRE(dump.ok());
+      const auto streamed = stream_dump(std::move(*dump), LoadOptions{1}, sink);
+      REQUIRE(streamed.ok());
+      REQUIRE(b.frame_offsets().size() > 15);
+      REQUIRE(sink.seen.size() == expected.size());
+      CHECK(sink.seen == expected);
+    }
   }
 
   TEST_CASE("the decoding threads run at the helpers' nice value, the loading thread at its own") {
