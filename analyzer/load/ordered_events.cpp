@@ -1,9 +1,9 @@
-// The window of held-back events is two vectors per thread (Pending); each release merges
-// the ready prefixes at once (merge_streams, which compares only stream heads
-// and so keeps a thread's events in their recorded order even at equal times)
-// and hands the merge on in one call, so that the replay can fetch its live
-// blocks ahead across threads. When only one thread has events to release,
-// they go out as they are.
+// The window of held-back events is two vectors per thread (Pending); each
+// release merges the ready prefixes at once (merge_streams, which compares
+// only stream heads and so keeps a thread's events in their recorded order
+// even at equal times) and hands the merge on in one call, so that the replay
+// can fetch its live blocks ahead across threads. When only one thread has
+// events to release, they go out as they are.
 #include "load/ordered_events.h"
 
 #include <sys/mman.h>
