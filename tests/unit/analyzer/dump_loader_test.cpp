@@ -142,9 +142,8 @@ TEST_SUITE("analyzer/dump_loader") {
     // thread's next one, so events wait for later frames, some for several
     // (a whole frame at one time, ties across frames). What the releases
     // hand on, in pieces, must be what one merge of each thread's whole
-    // sequence gives.
-    // One thread as well: its releases hand on the held end of one frame and
-    // the start of the next in one go.
+    // sequence gives. With one thread as well, whose releases hand on the
+    // held end of one frame and the start of the next in one go.
     for (const unsigned seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
       const std::size_t threads = seed % 2 == 0 ? 1 : 3;
       CAPTURE(seed);
@@ -162,7 +161,7 @@ TEST_SUITE("analyzer/dump_loader") {
       }
       DumpBuilder b;
       std::vector<std::size_t> next(3, 0);
-      std::vector<std::uint64_t> first_seen;  // tids in first-appearance order
+      std::vector<std::size_t> first_seen;  // tid indexes in first-appearance order
       while (next[0] < sequences[0].size() || next[1] < sequences[1].size() || next[2] < sequences[2].size()) {
         b.frame([&](format::RecordEncoder& e) {
           for (std::size_t k = 0; k < 3; ++k) {
@@ -170,8 +169,7 @@ TEST_SUITE("analyzer/dump_loader") {
             const std::size_t n = std::min<std::size_t>(rng() % 20, sequences[t].size() - next[t]);
             if (n == 0) continue;
             e.thread(kTids[t]);
-            if (std::find(first_seen.begin(), first_seen.end(), kTids[t]) == first_seen.end())
-              first_seen.push_back(kTids[t]);
+            if (std::find(first_seen.begin(), first_seen.end(), t) == first_seen.end()) first_seen.push_back(t);
             for (std::size_t j = 0; j < n; ++j) {
               const HeapEvent& ev = sequences[t][next[t]++];
               if (ev.op == HeapOp::kAlloc) {
@@ -185,10 +183,7 @@ TEST_SUITE("analyzer/dump_loader") {
       }
       // The reference: the streams in the loader's thread order.
       std::vector<std::vector<HeapEvent>> streams;
-      for (const std::uint64_t tid : first_seen) {
-        streams.push_back(sequences[static_cast<std::size_t>(std::find(std::begin(kTids), std::end(kTids), tid) -
-                                                             std::begin(kTids))]);
-      }
+      for (const std::size_t t : first_seen) streams.push_back(sequences[t]);
       struct Seen {
         std::uint64_t time_ns;
         std::uint64_t addr;
