@@ -1,9 +1,13 @@
 // Consecutive stacks mostly share their outer frames, so add() first follows
 // the previous stack's path while the addresses agree and only then looks
 // nodes up in the index: most frames of most stacks cost one comparison.
+// Below the first frame not found, every frame is a new node, which needs a
+// slot in the index and no search (cc1plus: 1.2 M of its 2.3 M frames off
+// the previous stack's path).
 #include "load/stack_table.h"
 
 #include <algorithm>
+#include <bit>
 
 namespace memrec::analyzer {
 namespace {
@@ -26,9 +30,11 @@ StackTable::StackTable() { clear(); }
 void StackTable::clear() {
   nodes_.assign(1, NodeEntry{});
   addresses_.assign(1, 0);
-  node_index_.assign(kMinIndexSlots, kRoot);
+  node_index_.clear();
+  grow_node_index(0);
   address_index_.assign(kMinIndexSlots, 0);
   last_path_.clear();
+  last_ips_.clear();
   dense_.clear();
   sparse_.clear();
   defined_ = 0;
@@ -46,25 +52,37 @@ void StackTable::seal() {
   node_index_ = {};
   address_index_ = {};
   last_path_ = {};
+  last_ips_ = {};
   nodes_.shrink_to_fit();
   addresses_.shrink_to_fit();
   dense_.shrink_to_fit();
 }
 
-std::size_t StackTable::node_slot(Node caller, std::uint32_t address) const {
-  return mix((static_cast<std::uint64_t>(caller) << 32) | address) & (node_index_.size() - 1);
+std::uint64_t StackTable::node_hash(Node caller, std::uint32_t address) const {
+  return mix((static_cast<std::uint64_t>(caller) << 32) | address);
 }
 
 std::size_t StackTable::address_slot(std::uint64_t ip) const { return mix(ip) & (address_index_.size() - 1); }
 
-void StackTable::grow_node_index() {
+// Sized for `nodes`; a node's number is below the slot count, so the bits
+// from log2(slots) up carry the tag, taken from the hash's upper half, which
+// the slot's position does not use.
+void StackTable::grow_node_index(std::size_t nodes) {
   std::size_t slots = std::max(kMinIndexSlots, node_index_.size());
-  while (needs_growth(nodes_.size(), slots)) slots *= 2;
-  node_index_.assign(slots, kRoot);
+  while (needs_growth(nodes, slots)) slots *= 2;
+  const auto node_bits = static_cast<unsigned>(std::countr_zero(slots));
+  tag_mask_ = node_bits >= 32 ? 0 : ~std::uint32_t{0} << node_bits;
+  node_index_.assign(slots, 0);
+  constexpr std::size_t kAhead = 16;  // the slots are scattered: fetched ahead
   for (Node n = 1; n < nodes_.size(); ++n) {
-    std::size_t i = node_slot(nodes_[n].caller, nodes_[n].address);
-    while (node_index_[i] != kRoot) i = (i + 1) & (slots - 1);
-    node_index_[i] = n;
+    if (n + kAhead < nodes_.size()) {
+      const NodeEntry& e = nodes_[n + kAhead];
+      __builtin_prefetch(&node_index_[node_hash(e.caller, e.address) & (slots - 1)], 1);
+    }
+    const std::uint64_t h = node_hash(nodes_[n].caller, nodes_[n].address);
+    std::size_t i = h & (slots - 1);
+    while (node_index_[i] != 0) i = (i + 1) & (slots - 1);
+    node_index_[i] = (static_cast<std::uint32_t>(h >> 32) & tag_mask_) | n;
   }
 }
 
@@ -91,17 +109,27 @@ std::uint32_t StackTable::address_index(std::uint64_t ip) {
   return a;
 }
 
-StackTable::Node StackTable::child(Node caller, std::uint64_t ip) {
-  const std::uint32_t address = address_index(ip);
-  if (needs_growth(nodes_.size(), node_index_.size())) grow_node_index();
-  std::size_t i = node_slot(caller, address);
-  for (; node_index_[i] != kRoot; i = (i + 1) & (node_index_.size() - 1)) {
-    const NodeEntry& e = nodes_[node_index_[i]];
-    if (e.address == address && e.caller == caller) return node_index_[i];
+StackTable::Node StackTable::find_child(Node caller, std::uint32_t address) const {
+  const std::uint64_t h = node_hash(caller, address);
+  const std::uint32_t tag = static_cast<std::uint32_t>(h >> 32) & tag_mask_;
+  const std::size_t mask = node_index_.size() - 1;
+  for (std::size_t i = h & mask; node_index_[i] != 0; i = (i + 1) & mask) {
+    if ((node_index_[i] & tag_mask_) != tag) continue;
+    const Node n = node_index_[i] & ~tag_mask_;
+    if (nodes_[n].address == address && nodes_[n].caller == caller) return n;
   }
+  return kRoot;
+}
+
+// The index must have room: add() grows it for a stack's new nodes at once.
+StackTable::Node StackTable::append_child(Node caller, std::uint32_t address) {
   const auto n = static_cast<Node>(nodes_.size());
   nodes_.push_back(NodeEntry{address, caller});
-  node_index_[i] = n;
+  const std::uint64_t h = node_hash(caller, address);
+  const std::size_t mask = node_index_.size() - 1;
+  std::size_t i = h & mask;
+  while (node_index_[i] != 0) i = (i + 1) & mask;
+  node_index_[i] = (static_cast<std::uint32_t>(h >> 32) & tag_mask_) | n;
   return n;
 }
 
@@ -116,16 +144,47 @@ StackTable::Stack& StackTable::entry(StackId id) {
 }
 
 void StackTable::add(StackId id, std::uint64_t module_gen, bool truncated, std::span<const std::uint64_t> ips) {
-  if (node_index_.empty()) grow_node_index();  // after seal()
+  if (node_index_.empty()) grow_node_index(nodes_.size());  // after seal()
   if (address_index_.empty()) grow_address_index();
   Node node = kRoot;
   const std::size_t depth = ips.size();
   std::size_t k = 0;  // frames from the outermost
-  for (; k < depth && k < last_path_.size() && ip(last_path_[k]) == ips[depth - 1 - k]; ++k) node = last_path_[k];
+  const std::size_t shared = std::min({depth, last_ips_.size(), last_path_.size()});
+  while (k < shared && last_ips_[k] == ips[depth - 1 - k]) ++k;
+  if (k > 0) node = last_path_[k - 1];
   last_path_.resize(k);
+  last_ips_.resize(k);
+  for (std::size_t j = k; j < depth; ++j) last_ips_.push_back(ips[depth - 1 - j]);
+  new_addresses_.clear();
   for (; k < depth; ++k) {
-    node = child(node, ips[depth - 1 - k]);
+    const std::uint32_t address = address_index(ips[depth - 1 - k]);
+    const Node found = find_child(node, address);
+    if (found == kRoot) {
+      new_addresses_.push_back(address);
+      break;
+    }
+    node = found;
     last_path_.push_back(node);
+  }
+  if (!new_addresses_.empty()) {
+    // A node made just now has no children yet: every frame below the first
+    // one not found is a new node, and needs no search, only a slot.
+    for (++k; k < depth; ++k) new_addresses_.push_back(address_index(ips[depth - 1 - k]));
+    const std::size_t count = new_addresses_.size();
+    if (needs_growth(nodes_.size() + count, node_index_.size())) grow_node_index(nodes_.size() + count);
+    // Their callers are known before they exist, so their slots, scattered
+    // over the index, are fetched ahead.
+    constexpr std::size_t kAhead = 8;
+    const auto first = static_cast<Node>(nodes_.size());
+    const auto slot = [&](std::size_t j) {
+      return &node_index_[node_hash(j == 0 ? node : first + j - 1, new_addresses_[j]) & (node_index_.size() - 1)];
+    };
+    for (std::size_t j = 0; j < std::min(count, kAhead); ++j) __builtin_prefetch(slot(j), 1);
+    for (std::size_t j = 0; j < count; ++j) {
+      if (j + kAhead < count) __builtin_prefetch(slot(j + kAhead), 1);
+      node = append_child(node, new_addresses_[j]);
+      last_path_.push_back(node);
+    }
   }
   Stack& s = entry(id);
   if (!s.defined) ++defined_;

@@ -86,11 +86,12 @@ class StackTable {
     Node caller = kRoot;
   };
 
-  Node child(Node caller, std::uint64_t ip);
+  Node find_child(Node caller, std::uint32_t address) const;
+  Node append_child(Node caller, std::uint32_t address);
   std::uint32_t address_index(std::uint64_t ip);
-  std::size_t node_slot(Node caller, std::uint32_t address) const;
+  std::uint64_t node_hash(Node caller, std::uint32_t address) const;
   std::size_t address_slot(std::uint64_t ip) const;
-  void grow_node_index();
+  void grow_node_index(std::size_t nodes);
   void grow_address_index();
   Stack& entry(StackId id);
 
@@ -99,9 +100,16 @@ class StackTable {
   // Open addressing, linear probing, at most 3/4 full; 0 is the empty slot
   // (the root is nobody's child; address 0 is kept at index 0 and never
   // looked up there).
-  std::vector<Node> node_index_;              // (caller, address) -> node
+  // (caller, address) -> node. A slot's bits below log2(its slot count)
+  // are the node, those above (`tag_mask_`) bits of the key's hash, so a
+  // probe passes other keys without reading their nodes. There are more
+  // slots than nodes, so the tag costs no memory.
+  std::vector<std::uint32_t> node_index_;
+  std::uint32_t tag_mask_ = 0;
   std::vector<std::uint32_t> address_index_;  // ip -> index into addresses_
   std::vector<Node> last_path_;               // the previous add()'s nodes, outermost first
+  std::vector<std::uint64_t> last_ips_;       // and their addresses, read without a node's
+  std::vector<std::uint32_t> new_addresses_;  // add()'s frames below the nodes it found
   // Ids are dense from 1 (FORMAT.md "Stack"); one far beyond them is hostile
   // input and goes to `sparse_` instead of growing `dense_` to gigabytes.
   std::vector<Stack> dense_;

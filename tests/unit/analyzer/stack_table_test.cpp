@@ -3,6 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <map>
+#include <random>
+#include <set>
 #include <vector>
 
 #include "load/stack_table.h"
@@ -84,5 +87,49 @@ TEST_SUITE("analyzer/stack_table") {
     CHECK(t.find(StackId{3})->leaf == StackTable::kRoot);
     CHECK(ips_of(t, 3).empty());
     CHECK(t.node_count() == 3);
+  }
+
+  TEST_CASE("many random stacks: each comes back whole, and each distinct outer part is one node") {
+    // Stacks that re-enter subtrees met long before, repeat whole, or add a
+    // new branch deep down; enough nodes that the index grows many times.
+    std::mt19937_64 rng(7);
+    StackTable t;
+    std::vector<std::vector<std::uint64_t>> stacks;  // innermost first
+    std::vector<std::uint64_t> ips;
+    for (std::uint32_t id = 1; id <= 20'000; ++id) {
+      const std::size_t depth = 1 + rng() % 40;
+      if (!stacks.empty() && rng() % 4 != 0) {
+        // An older stack's outer part, then frames of its own.
+        ips = stacks[rng() % stacks.size()];
+        const std::size_t keep =
+            std::min(ips.size(), depth) - (rng() % 3 == 0 ? 0 : rng() % std::min(ips.size(), depth));
+        ips.erase(ips.begin(), ips.end() - static_cast<std::ptrdiff_t>(keep));
+      } else {
+        ips.clear();
+      }
+      while (ips.size() < depth) ips.insert(ips.begin(), 0x1000 + rng() % 64);  // few addresses, many nodes
+      stacks.push_back(ips);
+      t.add(StackId{id}, 0, false, ips);
+    }
+    std::set<std::vector<std::uint64_t>> outer_parts;  // outermost first
+    for (const auto& s : stacks) {
+      std::vector<std::uint64_t> part;
+      for (std::size_t k = s.size(); k-- > 0;) {
+        part.push_back(s[k]);
+        outer_parts.insert(part);
+      }
+    }
+    CHECK(t.node_count() == 1 + outer_parts.size());
+    CHECK(t.node_count() > 100'000);
+    CHECK(t.address_count() == 1 + 64);
+    std::map<std::vector<std::uint64_t>, StackTable::Node> leaf_of;
+    for (std::uint32_t id = 1; id <= stacks.size(); ++id) {
+      CAPTURE(id);
+      const StackTable::Stack* s = t.find(StackId{id});
+      REQUIRE(s != nullptr);
+      CHECK(t.ips(*s) == stacks[id - 1]);
+      const auto [it, inserted] = leaf_of.emplace(stacks[id - 1], s->leaf);
+      CHECK(it->second == s->leaf);  // equal stacks end at one node
+    }
   }
 }
