@@ -22,15 +22,23 @@ inline constexpr const char* kThreadsHelp =
     "decoding threads (0: one per core, at most 8); they run at nice +10, so that the one thread that replays "
     "the events in order keeps a core";
 
+// A return address of the dump's stacks, the first time a stack uses it, and
+// that stack's module generation.
+struct StackAddress {
+  std::uint64_t ip = 0;
+  std::uint64_t module_gen = 0;
+};
+
 struct LoadOptions {
   unsigned threads = 0;  // decoding threads; 0: one per core, at most 8
   // Called on the loading thread after each frame is folded (frames done, of total).
   std::function<void(std::size_t, std::size_t)> progress = {};
-  // Called with each frame's Stack records and the modules loaded as of that
+  // Called with the return addresses each frame's Stack records use for the
+  // first time in the load, in file order, and the modules loaded as of that
   // frame, on the thread that builds the stack table (off the load's
-  // critical path), in file order: for work that can start before the load
-  // ends, such as symbolizing. An exception it throws fails the load.
-  std::function<void(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks)> on_stacks = {};
+  // critical path): for work that can start before the load ends, such as
+  // symbolizing. An exception it throws fails the load.
+  std::function<void(std::span<const ModuleInfo> modules, std::span<const StackAddress> addresses)> on_addresses = {};
   // stream_dump(path, …): when not 0, reads only the file's first
   // `file_bytes` (the size an earlier pass read: a dump still being written
   // has grown since).

@@ -138,8 +138,8 @@ Result<StreamedDump> replay_dump(const std::string& path, const LoadOptions& loa
   LoadOptions options = load;
   if (symbolizer != nullptr) {
     prefetch.emplace(*symbolizer);
-    options.on_stacks = [&prefetch](std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
-      prefetch->add(modules, stacks);
+    options.on_addresses = [&prefetch](std::span<const ModuleInfo> modules, std::span<const StackAddress> addresses) {
+      prefetch->add(modules, addresses);
     };
   }
   auto streamed = stream_dump(path, options, tee ? static_cast<OrderedEventSink&>(*tee) : replay);

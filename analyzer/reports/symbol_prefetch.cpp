@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kAddressesPerModule = 64;
 // A dump that loads more modules than this (a dlopen loop at new addresses)
 // or has this many addresses in none (JIT code) gets no more head start:
-// every address of every new stack is checked against both lists.
+// every new address is checked against every module.
 constexpr std::size_t kMaxModules = 256;
 constexpr std::size_t kMaxUnmapped = 4096;
 
@@ -32,30 +32,28 @@ bool SymbolPrefetch::opened(std::uint64_t ip) const {
   return false;
 }
 
-void SymbolPrefetch::add(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
+void SymbolPrefetch::add(std::span<const ModuleInfo> modules, std::span<const StackAddress> addresses) {
   try {
-    queue(modules, stacks);
+    queue(modules, addresses);
   } catch (const std::exception&) {
     // Only a head start is lost (std::bad_alloc): the report's own
     // symbolization resolves every address and reports its errors.
   }
 }
 
-void SymbolPrefetch::queue(std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
-  if (opened_.size() >= kMaxModules || unmapped_.size() >= kMaxUnmapped) return;
+void SymbolPrefetch::queue(std::span<const ModuleInfo> modules, std::span<const StackAddress> addresses) {
+  if (opened_.size() >= kMaxModules || unmapped_ >= kMaxUnmapped) return;
   const ModuleMap map(modules);
   std::map<const ModuleInfo*, std::vector<std::uint64_t>> fresh;
-  for (const reader::StackRecord& s : stacks) {
-    for (const std::uint64_t ip : s.ips) {
-      if (opened(ip) || unmapped_.contains(ip)) continue;
-      const ModuleInfo* m = map.find(ip, s.module_gen);
-      if (m == nullptr) {
-        unmapped_.insert(ip);
-        continue;
-      }
-      std::vector<std::uint64_t>& ips = fresh[m];
-      if (ips.size() < kAddressesPerModule) ips.push_back(ip);
+  for (const StackAddress& a : addresses) {
+    if (opened(a.ip)) continue;
+    const ModuleInfo* m = map.find(a.ip, a.module_gen);
+    if (m == nullptr) {
+      ++unmapped_;
+      continue;
     }
+    std::vector<std::uint64_t>& ips = fresh[m];
+    if (ips.size() < kAddressesPerModule) ips.push_back(a.ip);
   }
   for (auto& [m, ips] : fresh) {
     opened_.push_back(*m);

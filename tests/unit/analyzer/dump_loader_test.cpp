@@ -1,6 +1,6 @@
-// The load's hooks for work that starts before it ends: each frame's Stack
-// records reach LoadOptions::on_stacks with the modules of that frame, off the
-// loading thread; the decoding threads run at the helpers' lower priority;
+// The load's hooks for work that starts before it ends: the addresses each
+// frame's Stack records use first reach LoadOptions::on_addresses with the
+// modules of that frame, off the loading thread; the decoding threads run at the helpers' lower priority;
 // progress counts up to its total.
 #include <doctest/doctest.h>
 
@@ -76,40 +76,39 @@ DumpBuilder many_frames() {
 }  // namespace
 
 TEST_SUITE("analyzer/dump_loader") {
-  TEST_CASE("hands each frame's stacks to on_stacks with that frame's modules, off the loading thread") {
+  TEST_CASE(
+      "hands each frame's new stack addresses to on_addresses with that frame's modules, off the loading thread") {
     const DumpBuilder b = three_frames();
     auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "three.dat"));
     REQUIRE(dump.ok());
     struct Call {
-      std::vector<std::uint32_t> ids;
-      std::vector<std::uint64_t> first_ips;
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> addresses;  // ip, module generation
       std::vector<std::string> modules;
     };
-    std::vector<Call> calls;  // on_stacks runs on one thread, joined before the load returns
+    std::vector<Call> calls;  // on_addresses runs on one thread, joined before the load returns
     const std::thread::id loader = std::this_thread::get_id();
     bool off_loader = true;
     LoadOptions options{2};
-    options.on_stacks = [&](std::span<const ModuleInfo> modules, std::span<const reader::StackRecord> stacks) {
+    options.on_addresses = [&](std::span<const ModuleInfo> modules, std::span<const StackAddress> addresses) {
       off_loader = off_loader && std::this_thread::get_id() != loader;
       Call c;
       for (const ModuleInfo& m : modules) c.modules.push_back(m.path);
-      for (const reader::StackRecord& s : stacks) {
-        c.ids.push_back(s.id.value);
-        c.first_ips.push_back(s.ips.at(0));
-      }
+      for (const StackAddress& a : addresses) c.addresses.emplace_back(a.ip, a.module_gen);
       calls.push_back(c);
     };
     auto loaded = load_dump(std::move(*dump), options);
     REQUIRE(loaded.ok());
     CHECK(off_loader);
     REQUIRE(calls.size() == 2);  // the third frame has no stacks
-    CHECK(calls[0].ids == std::vector<std::uint32_t>{1, 2});
-    CHECK(calls[0].first_ips == std::vector<std::uint64_t>{0x400010, 0x400030});
+    // Outermost first within a stack, each address once over the load.
+    using Seen = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+    CHECK(calls[0].addresses == Seen{{0x400020, 1}, {0x400010, 1}, {0x400030, 1}});
     CHECK(calls[0].modules == std::vector<std::string>{"/tmp/one"});
-    CHECK(calls[1].ids == std::vector<std::uint32_t>{3});
+    CHECK(calls[1].addresses == Seen{{0x500010, 2}});  // 0x400020 came before
     CHECK(calls[1].modules == std::vector<std::string>{"/tmp/one", "/tmp/two"});
     // The stacks still reach the table whole.
-    CHECK(loaded->stacks.size() == 3);
+    REQUIRE(loaded->stacks.size() == 3);
+    CHECK(loaded->stacks.ips(*loaded->stacks.find(StackId{3})) == std::vector<std::uint64_t>{0x500010, 0x400020});
   }
 
   TEST_CASE("a streamed load's progress only grows, and ends at its total") {

@@ -27,13 +27,7 @@ ModuleInfo module_info(const SymbolizeModule& m, std::uint32_t id) {
   return info;
 }
 
-reader::StackRecord stack(std::uint32_t id, std::vector<std::uint64_t> ips) {
-  reader::StackRecord r;
-  r.id = reader::StackId{id};
-  r.module_gen = 1;
-  r.ips = std::move(ips);
-  return r;
-}
+StackAddress at(std::uint64_t ip) { return StackAddress{ip, 1}; }
 
 }  // namespace
 
@@ -46,8 +40,8 @@ TEST_SUITE("symbolize/symbol_prefetch") {
     Symbolizer warm({});
     {
       SymbolPrefetch prefetch(warm);
-      const std::vector<reader::StackRecord> stacks = {stack(1, ips), stack(2, {0x10, ips[2]})};  // 0x10: in no module
-      prefetch.add(dump.modules, stacks);
+      const std::vector<StackAddress> addresses = {at(ips[2]), at(ips[1]), at(ips[0]), at(0x10)};  // 0x10: in no module
+      prefetch.add(dump.modules, addresses);
       prefetch.finish();
     }
     CHECK(warm.warnings().empty());
@@ -64,19 +58,20 @@ TEST_SUITE("symbolize/symbol_prefetch") {
 
   TEST_CASE("many modules and many addresses in none: it stops early and still finishes") {
     LoadedDump dump;
-    std::vector<reader::StackRecord> stacks;
+    std::vector<StackAddress> addresses;
     for (std::uint32_t i = 0; i < 400; ++i) {
       SymbolizeModule gone{"/nonexistent/memrec/lib" + std::to_string(i) + ".so",
                            {0xab},
                            0x7f0000000000 + i * 0x100000ull,
                            {{0, 0x10000, 0, format::kSegmentExec | format::kSegmentRead}}};
       dump.modules.push_back(module_info(gone, i + 1));
-      stacks.push_back(stack(i + 1, {gone.bias + 0x100, 0x1000 + i}));
+      addresses.push_back(at(gone.bias + 0x100));
+      addresses.push_back(at(0x1000 + i));
     }
     Symbolizer symbolizer({});
     SymbolPrefetch prefetch(symbolizer);
-    for (std::size_t i = 0; i < stacks.size(); i += 50) {
-      prefetch.add(dump.modules, std::span(stacks).subspan(i, 50));
+    for (std::size_t i = 0; i < addresses.size(); i += 100) {
+      prefetch.add(dump.modules, std::span(addresses).subspan(i, 100));
     }
     prefetch.finish();
     prefetch.finish();  // twice is harmless, as the destructor calls it again
