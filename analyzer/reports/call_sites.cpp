@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <memory>
 #include <thread>
@@ -193,11 +194,13 @@ class AddressSymbols {
 
 class Interner {
  public:
-  Interner(CallSites& out, AddressSymbols& symbols, const StackTable& stacks)
+  // `sites`: at most how many sites site() makes (one per stack that matters).
+  Interner(CallSites& out, AddressSymbols& symbols, const StackTable& stacks, std::size_t sites)
       : out_(out),
         symbols_(symbols),
         stacks_(stacks),
         of_symbol_(symbols.size()),
+        site_of_key_(std::bit_ceil(std::max<std::size_t>(sites + sites / 3 + 1, 1024))),
         memo_key_(stacks.node_count(), 0),
         memo_stamp_(stacks.node_count(), 0) {}
 
@@ -233,13 +236,14 @@ class Interner {
     // Equal frames give equal keys; a different list under the same key
     // (a 64-bit collision) moves on to the next key.
     for (;; ++key) {
-      const auto [it, inserted] = site_of_key_.try_emplace(key, static_cast<std::uint32_t>(out_.sites.size()));
-      if (inserted) {
+      KeySlot& slot = key_slot(key);
+      if (slot.site == kNoSite) {
+        slot = KeySlot{key, static_cast<std::uint32_t>(out_.sites.size())};
         out_.sites.emplace_back();
         listings_.push_back(listing);
         return out_.sites.back();
       }
-      if (same_frames(listings_[it->second], listing)) return out_.sites[it->second];
+      if (same_frames(listings_[slot.site], listing)) return out_.sites[slot.site];
     }
   }
 
@@ -380,7 +384,23 @@ class Interner {
     return h ^ (h >> 33);
   }
 
-  std::unordered_map<std::uint64_t, std::uint32_t> site_of_key_;  // a site's key: its index in out_.sites
+  // A site's key: its index in out_.sites. Open addressing, linear probing
+  // by the key's low bits (keys are hashes already), at most 3/4 full with
+  // as many sites as there can be: std::unordered_map's division and node per
+  // key were three quarters of site()'s own time (cc1plus: 170,000 stacks).
+  static constexpr std::uint32_t kNoSite = ~0u;
+  struct KeySlot {
+    std::uint64_t key = 0;
+    std::uint32_t site = kNoSite;
+  };
+  // The slot of `key`: the one holding it, or the empty one where it goes.
+  KeySlot& key_slot(std::uint64_t key) {
+    const std::size_t mask = site_of_key_.size() - 1;
+    for (std::size_t i = key & mask;; i = (i + 1) & mask) {
+      if (site_of_key_[i].site == kNoSite || site_of_key_[i].key == key) return site_of_key_[i];
+    }
+  }
+  std::vector<KeySlot> site_of_key_;
   std::vector<std::uint64_t> memo_key_;    // by stack node: its key, for the generation in memo_stamp_
   std::vector<std::uint32_t> memo_stamp_;  // by stack node: 0, or the stamp of that generation
   std::vector<StackTable::Node> path_;     // scratch: the stack nodes to do, innermost first
@@ -420,9 +440,9 @@ void classify(CallSites& out) {
 CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer) {
   CallSites out;
   AddressSymbols symbols(dump, columns, symbolizer);
-  Interner interner(out, symbols, dump.stacks);
   std::size_t mattering = 0;
   for (std::size_t s = 0; s < columns.size(); ++s) mattering += matters(columns, s) ? 1 : 0;
+  Interner interner(out, symbols, dump.stacks, mattering);
   out.sites.reserve(mattering);  // at most one site each; growing by doubling would hold two copies
   for (std::size_t s = 0; s < columns.size(); ++s) {
     if (!matters(columns, s)) continue;
