@@ -1,6 +1,6 @@
-// A thread of its own that takes work from a queue in order, at the helpers'
-// lower priority (helper_priority.h): what the stack table's builder and the
-// symbol prefetch run on, beside a load's serial replay.
+// A thread of its own that takes work from a queue in order, by default at the
+// helpers' lower priority (helper_priority.h): what the stack table's builder
+// and the symbol prefetch run on, beside a load's serial replay.
 #pragma once
 
 #include <condition_variable>
