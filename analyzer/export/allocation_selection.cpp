@@ -162,12 +162,9 @@ Result<std::vector<bool>> select_allocations(const std::string& path, const Expo
     keep_sites(f, one);
   }
   if (filter.match) {
-    std::vector<std::string> texts;
-    texts.reserve(sites.sites.size());
-    for (const CallSite& s : sites.sites) texts.push_back(site_match_text(sites, s));
     const auto re = compile_match(*filter.match);  // valid: parse_export_filter compiled it
     if (!re) return Error{ErrorCode::kUsage, "export: --match: " + re.error().message};
-    keep_sites(f, sites_matching(texts, *re));
+    keep_sites(f, sites_matching(sites, *re));
   }
   if (filter.search) keep_sites(f, sites_with_label(sites, *filter.search));
   return select_rows(table, f);

@@ -1,18 +1,11 @@
-// A bad pattern is kUsage, since the pattern is the user's. Lines are searched
-// one by one so `^` and `$` anchor to a name.
+// A bad pattern is kUsage, since the pattern is the user's. Names are matched
+// per interned frame, never joined into a text per site: cc1plus's 155,000
+// sites of ~60 frames made a gigabyte of such text.
 #include "reports/site_match.h"
 
-namespace memrec::analyzer {
+#include <unordered_map>
 
-std::string site_match_text(const CallSites& sites, const CallSite& site) {
-  std::string text;
-  for (const std::uint32_t f : site.frames) {
-    const SiteFrame& frame = sites.frames[f];
-    if (!frame.function.empty()) text += frame.function + "\n";
-    if (!frame.module.empty()) text += frame.module + "\n";
-  }
-  return text;
-}
+namespace memrec::analyzer {
 
 Result<SitePattern> compile_match(const std::string& pattern) {
   RE2::Options options;
@@ -22,15 +15,28 @@ Result<SitePattern> compile_match(const std::string& pattern) {
   return SitePattern(std::move(re));
 }
 
-std::vector<bool> sites_matching(const std::vector<std::string>& texts, const SitePattern& re) {
-  std::vector<bool> ok(texts.size(), false);
-  for (std::size_t s = 0; s < texts.size(); ++s) {
-    const std::string_view text = texts[s];
-    for (std::size_t at = 0; at < text.size() && !ok[s];) {
-      const std::size_t nl = text.find('\n', at);
-      const std::size_t end = nl == std::string_view::npos ? text.size() : nl;
-      ok[s] = RE2::PartialMatch(text.substr(at, end - at), *re);
-      at = end + 1;
+std::vector<bool> sites_matching(const CallSites& sites, const SitePattern& re) {
+  // Each interned frame once, and each module path once: sites share most of
+  // their frames, and all of them a few modules.
+  std::unordered_map<std::string_view, bool> module_matches;
+  std::vector<bool> frame_matches(sites.frames.size(), false);
+  for (std::size_t f = 0; f < sites.frames.size(); ++f) {
+    const SiteFrame& frame = sites.frames[f];
+    if (!frame.function.empty() && RE2::PartialMatch(frame.function, *re)) {
+      frame_matches[f] = true;
+    } else if (!frame.module.empty()) {
+      const auto [it, inserted] = module_matches.try_emplace(frame.module, false);
+      if (inserted) it->second = RE2::PartialMatch(frame.module, *re);
+      frame_matches[f] = it->second;
+    }
+  }
+  std::vector<bool> ok(sites.sites.size(), false);
+  for (std::size_t s = 0; s < sites.sites.size(); ++s) {
+    for (const std::uint32_t f : sites.sites[s].frames) {
+      if (frame_matches[f]) {
+        ok[s] = true;
+        break;
+      }
     }
   }
   return ok;

@@ -17,9 +17,6 @@
 
 namespace memrec::analyzer {
 
-// What `match` searches, one line each: the frames' functions and modules.
-std::string site_match_text(const CallSites& sites, const CallSite& site);
-
 // A compiled `match`. RE2 rather than std::regex: the pattern comes from the
 // user and the names from the dump, and libstdc++'s backtracking recursion
 // overflows the stack on a 100,000-character line and takes exponential time
@@ -29,8 +26,9 @@ using SitePattern = std::unique_ptr<const re2::RE2>;
 // kUsage with a sentence naming the regex's fault when `pattern` is not one.
 Result<SitePattern> compile_match(const std::string& pattern);
 
-// Per site of `texts` (site_match_text of each): whether some line has a match.
-std::vector<bool> sites_matching(const std::vector<std::string>& texts, const SitePattern& re);
+// Per site: whether `re` matches one of its frames' function names or module
+// paths, each searched on its own (so `^` and `$` anchor to a name).
+std::vector<bool> sites_matching(const CallSites& sites, const SitePattern& re);
 
 // Per site: whether one of its frames' labels (frame_label) contains `text`.
 std::vector<bool> sites_with_label(const CallSites& sites, std::string_view text);

@@ -94,7 +94,7 @@ std::optional<ApiError> read_filter(const ViewDump& d, const ParamFn& param, Row
   if (const auto pattern = param("match")) {
     const auto re = compile_match(*pattern);
     if (!re) return ApiError{400, "match is " + re.error().message + "."};
-    keep_sites(rows, sites_matching(d.site_text, *re));
+    keep_sites(rows, sites_matching(d.report.sites, *re));
   }
   return std::nullopt;
 }

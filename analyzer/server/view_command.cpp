@@ -162,7 +162,7 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     } else {
       publish_table(dump, table, err);
     }
-    server::index_site_text(dump);
+    server::index_site_labels(dump);
     server::set_whole_run(dump);
     data.dumps.push_back(std::move(dump));
   }

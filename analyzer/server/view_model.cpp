@@ -45,14 +45,12 @@ unsigned TableSlot::percent() const {
   return total == 0 ? 0 : static_cast<unsigned>(std::min<std::uint64_t>(99, done * 100 / total));
 }
 
-void index_site_text(ViewDump& dump) {
+void index_site_labels(ViewDump& dump) {
   const CallSites& s = dump.report.sites;
-  dump.site_text.clear();
-  dump.site_text.reserve(s.sites.size());
   dump.site_label.clear();
+  dump.site_label.reserve(s.sites.size());
   for (const CallSite& site : s.sites) {
     dump.site_label.push_back(site.frames.empty() ? std::string() : frame_label(s.frames[site.frames[0]]));
-    dump.site_text.push_back(site_match_text(s, site));
   }
 }
 

@@ -70,7 +70,6 @@ class TableSlot {
 struct ViewDump {
   HeapReport report;
   std::unique_ptr<TableSlot> slot = std::make_unique<TableSlot>();
-  std::vector<std::string> site_text;   // per site: its frames' functions and modules, one a line (for `match`)
   std::vector<std::string> site_label;  // per site: its innermost frame's label (ties in rankings)
   std::unique_ptr<RangeCache> cache = std::make_unique<RangeCache>();
   std::shared_ptr<const RangeFigures> whole_run = nullptr;  // set_whole_run(); never evicted
@@ -82,8 +81,8 @@ struct ViewDump {
   const AllocationTable* table() const { return slot->table(); }
 };
 
-// Fills the per-site match text and labels once the report's sites are known.
-void index_site_text(ViewDump& dump);
+// Fills the per-site labels once the report's sites are known.
+void index_site_labels(ViewDump& dump);
 
 // The whole run's figures, [start_ns(), end_ns()], which the page asks
 // first: the report's own, ready before the table.

@@ -91,13 +91,16 @@ TEST_SUITE("export/allocation_selection") {
     CHECK(error_of(upside_down) == "export: --min-size is larger than --max-size");
   }
 
-  TEST_CASE("match searches functions and modules line by line; search looks in frame labels") {
+  TEST_CASE("match searches each function and module name on its own; search looks in frame labels") {
     const CallSites cs = two_sites();
-    const std::vector<std::string> texts{site_match_text(cs, cs.sites[0]), site_match_text(cs, cs.sites[1])};
-    CHECK(texts[0] == "leak_here\n/bin/leak_three\nmain\n/bin/leak_three\n");
-    CHECK(sites_matching(texts, *compile_match("^leak_")) == std::vector<bool>{true, false});
-    CHECK(sites_matching(texts, *compile_match("libc\\.so")) == std::vector<bool>{false, true});
-    CHECK(sites_matching(texts, *compile_match("three$")) == std::vector<bool>{true, true});
+    CHECK(sites_matching(cs, *compile_match("^leak_")) == std::vector<bool>{true, false});
+    CHECK(sites_matching(cs, *compile_match("libc\\.so")) == std::vector<bool>{false, true});
+    CHECK(sites_matching(cs, *compile_match("three$")) == std::vector<bool>{true, true});
+    CHECK(sites_matching(cs, *compile_match("^main$")) == std::vector<bool>{true, true});
+    // Names are not joined: nothing spans a function and its module.
+    CHECK(sites_matching(cs, *compile_match("here.*bin")) == std::vector<bool>{false, false});
+    // An empty name is no line to match.
+    CHECK(sites_matching(cs, *compile_match("^$")) == std::vector<bool>{false, false});
     // A frame without a function is labelled module+0xoffset, which search sees.
     CHECK(sites_with_label(cs, "leak_here") == std::vector<bool>{true, false});
     CHECK(sites_with_label(cs, "libc.so.6+0x2a000") == std::vector<bool>{false, true});
@@ -108,10 +111,15 @@ TEST_SUITE("export/allocation_selection") {
     // A 1,000,000-character name: std::regex's recursion overflowed the stack
     // on a tenth of it with this pattern, and took exponential time with the
     // nested star on a few dozen characters.
-    const std::vector<std::string> texts{std::string(1'000'000, 'a') + "c\n", std::string(10'000, 'a') + "\n"};
-    CHECK(sites_matching(texts, *compile_match("^(a|b)*c$")) == std::vector<bool>{true, false});
-    CHECK(sites_matching(texts, *compile_match("(a*)*b")) == std::vector<bool>{false, false});
-    CHECK(sites_matching(texts, *compile_match("^a+$")) == std::vector<bool>{false, true});
+    CallSites cs;
+    cs.frames = {SiteFrame{std::string(1'000'000, 'a') + "c", "", 0, "", 0x10, false},
+                 SiteFrame{std::string(10'000, 'a'), "", 0, "", 0x20, false}};
+    cs.sites.resize(2);
+    cs.sites[0].frames = {0};
+    cs.sites[1].frames = {1};
+    CHECK(sites_matching(cs, *compile_match("^(a|b)*c$")) == std::vector<bool>{true, false});
+    CHECK(sites_matching(cs, *compile_match("(a*)*b")) == std::vector<bool>{false, false});
+    CHECK(sites_matching(cs, *compile_match("^a+$")) == std::vector<bool>{false, true});
     // RE2 refuses counts over 1000 when it compiles, with a message.
     CHECK(compile_match("a{10000}").error().message.find("invalid repetition size") != std::string::npos);
   }

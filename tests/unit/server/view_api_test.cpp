@@ -66,7 +66,7 @@ server::ViewDump load(const std::string& path, Symbolizer& symbolizer, Allocatio
   REQUIRE(report.ok());
   server::ViewDump dump;
   dump.report = std::move(*report);
-  server::index_site_text(dump);
+  server::index_site_labels(dump);
   server::set_whole_run(dump);
   return dump;
 }
