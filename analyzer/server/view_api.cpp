@@ -83,18 +83,16 @@ json site_row(const ViewDump& d, std::size_t i, const SiteFigures& f) {
 
 using Flame = FlameTree<1>;
 
-json flame_json(const std::vector<Flame::Node>& nodes, std::uint32_t at, std::uint64_t min_value,
-                std::uint64_t& pruned) {
-  const Flame::Node& n = nodes[at];
+json flame_json(const Flame& tree, std::uint32_t at, std::uint64_t min_value, std::uint64_t& pruned) {
   json children = json::array();
-  for (const auto& [name, child] : n.children) {
-    if (nodes[child].value[0] < min_value) {
+  for (const std::uint32_t child : tree.children(at)) {
+    if (tree.node(child).value[0] < min_value) {
       ++pruned;
       continue;
     }
-    children.push_back(flame_json(nodes, child, min_value, pruned));
+    children.push_back(flame_json(tree, child, min_value, pruned));
   }
-  return {{"name", n.name}, {"value", n.value[0]}, {"children", std::move(children)}};
+  return {{"name", tree.name(at)}, {"value", tree.node(at).value[0]}, {"children", std::move(children)}};
 }
 
 // Periods with recording on, clipped to the window, relative to the start.
@@ -331,9 +329,10 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
     const std::uint64_t v = key->value(values, i);
     if (v != 0) tree.add(cs, cs.sites[i], v);
   }
+  tree.sort_children();
   std::uint64_t pruned = 0;
-  const std::uint64_t total = tree.nodes[0].value[0];
-  json root = flame_json(tree.nodes, 0, total / 2000, pruned);
+  const std::uint64_t total = tree.node(0).value[0];
+  json root = flame_json(tree, 0, total / 2000, pruned);
   json body = {{"metric", metric},
                {"total", total},
                {"pruned", pruned},

@@ -68,18 +68,17 @@ void add_sites(DiffTree& tree, const CallSites& cs, std::string_view metric, std
   }
 }
 
-json diff_json(const std::vector<DiffTree::Node>& nodes, std::uint32_t at, std::uint64_t min_value,
-               std::uint64_t& pruned) {
-  const DiffTree::Node& n = nodes[at];
+json diff_json(const DiffTree& tree, std::uint32_t at, std::uint64_t min_value, std::uint64_t& pruned) {
   json children = json::array();
-  for (const auto& [name, child] : n.children) {
-    if (std::max(nodes[child].value[0], nodes[child].value[1]) < min_value) {
+  for (const std::uint32_t child : tree.children(at)) {
+    if (std::max(tree.node(child).value[0], tree.node(child).value[1]) < min_value) {
       ++pruned;
       continue;
     }
-    children.push_back(diff_json(nodes, child, min_value, pruned));
+    children.push_back(diff_json(tree, child, min_value, pruned));
   }
-  return {{"name", n.name}, {"base", n.value[0]}, {"new", n.value[1]}, {"children", std::move(children)}};
+  const DiffTree::Node& n = tree.node(at);
+  return {{"name", tree.name(at)}, {"base", n.value[0]}, {"new", n.value[1]}, {"children", std::move(children)}};
 }
 
 }  // namespace
@@ -174,9 +173,10 @@ ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
   DiffTree tree;
   add_sites(tree, pair.base->report.sites, metric, 0);
   add_sites(tree, pair.next->report.sites, metric, 1);
-  const auto& root_node = tree.nodes[0];
+  tree.sort_children();
+  const auto& root_node = tree.node(0);
   std::uint64_t pruned = 0;
-  json root = diff_json(tree.nodes, 0, std::max(root_node.value[0], root_node.value[1]) / 2000, pruned);
+  json root = diff_json(tree, 0, std::max(root_node.value[0], root_node.value[1]) / 2000, pruned);
   return ok({{"metric", metric},
              {"base", pair.base_id},
              {"new", pair.new_id},
