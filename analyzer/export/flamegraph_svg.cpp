@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <memory>
 
@@ -16,6 +17,9 @@ namespace {
 constexpr double kWidth = 1200;
 constexpr double kFrameHeight = 16;
 constexpr double kTop = 36;  // room for the title and buttons
+// Frames narrower than this are not drawn, as flamegraph.pl's --minwidth: all
+// of cc1plus's 155,000 sites drawn made a 306 MB file no browser opens.
+constexpr double kMinWidth = 0.1;
 
 struct Node {
   std::string name;
@@ -50,9 +54,17 @@ std::string xml_escape(std::string_view s) {
   return out;
 }
 
-std::size_t depth_of(const Node& n) {
+// The depth of what is drawn; `hidden` counts the frames left out, each with
+// everything above it.
+std::size_t depth_of(const Node& n, std::uint64_t min_value, std::uint64_t& hidden) {
   std::size_t d = 0;
-  for (const auto& [name, child] : n.children) d = std::max(d, depth_of(*child));
+  for (const auto& [name, child] : n.children) {
+    if (child->value < min_value) {
+      ++hidden;
+      continue;
+    }
+    d = std::max(d, depth_of(*child, min_value, hidden));
+  }
   return d + 1;
 }
 
@@ -63,8 +75,8 @@ std::string colour(const std::string& name) {
   return fmt::format("rgb({},{},{})", 205 + h % 50, (h >> 8) % 180, (h >> 16) % 55);
 }
 
-void emit(const Node& n, double x, std::size_t depth, std::size_t max_depth, std::uint64_t total, bool bytes,
-          std::string& out) {
+void emit(const Node& n, double x, std::size_t depth, std::size_t max_depth, std::uint64_t total,
+          std::uint64_t min_value, bool bytes, std::string& out) {
   const double w = total == 0 ? 0 : kWidth * static_cast<double>(n.value) / static_cast<double>(total);
   const double y = kTop + static_cast<double>(max_depth - depth - 1) * kFrameHeight;
   const std::string name = xml_escape(n.name);
@@ -79,7 +91,7 @@ void emit(const Node& n, double x, std::size_t depth, std::size_t max_depth, std
   std::stable_sort(kids.begin(), kids.end(), [](const Node* a, const Node* b) { return a->name < b->name; });
   double cx = x;
   for (const Node* child : kids) {
-    emit(*child, cx, depth + 1, max_depth, total, bytes, out);
+    if (child->value >= min_value) emit(*child, cx, depth + 1, max_depth, total, min_value, bytes, out);
     cx += total == 0 ? 0 : kWidth * static_cast<double>(child->value) / static_cast<double>(total);
   }
 }
@@ -161,7 +173,10 @@ std::string export_svg(const std::vector<const HeapReport*>& reports, ExportMetr
       for (auto f = frames.rbegin(); f != frames.rend(); ++f) descend(export_frame_name(r->sites.frames[*f]));
     }
   }
-  const std::size_t max_depth = depth_of(root);
+  // The least value drawn: kMinWidth of kWidth, rounded up.
+  const auto min_value = static_cast<std::uint64_t>(std::ceil(static_cast<double>(root.value) * kMinWidth / kWidth));
+  std::uint64_t hidden = 0;
+  const std::size_t max_depth = depth_of(root, min_value, hidden);
   const double height = kTop + static_cast<double>(max_depth) * kFrameHeight + 8;
   std::string out = fmt::format(
       "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -176,7 +191,12 @@ std::string export_svg(const std::vector<const HeapReport*>& reports, ExportMetr
       "<text id=\"search\" class=\"b\" x=\"{4}\" y=\"30\" text-anchor=\"end\">Search</text>\n"
       "<text id=\"matched\" x=\"{5}\" y=\"30\" text-anchor=\"end\"></text>\n",
       kWidth, height, kWidth / 2, xml_escape(root.name), kWidth - 6, kWidth - 70);
-  emit(root, 0, 0, max_depth, root.value, metric_is_bytes(metric), out);
+  if (hidden != 0) {
+    out += fmt::format(
+        "<text id=\"hidden\" x=\"{}\" y=\"30\" text-anchor=\"middle\">{} frames narrower than {} px not drawn</text>\n",
+        kWidth / 2, hidden, kMinWidth);
+  }
+  emit(root, 0, 0, max_depth, root.value, min_value, metric_is_bytes(metric), out);
   out += "<script type=\"text/ecmascript\"><![CDATA[";
   out += kScript;
   out += "]]></script>\n</svg>\n";

@@ -2,6 +2,8 @@
 // escaping, site matching in the diff.
 #include <doctest/doctest.h>
 
+#include <string>
+
 #include "diff/site_diff.h"
 #include "export/export_writers.h"
 
@@ -46,6 +48,31 @@ TEST_SUITE("export/collapsed") {
     CHECK(svg.find("f&lt;a&amp;b&gt;;x") != std::string::npos);
     CHECK(svg.find("f<a&b>") == std::string::npos);
     CHECK(svg.find("<![CDATA[") != std::string::npos);
+  }
+
+  TEST_CASE("the SVG leaves out frames narrower than a tenth of a pixel, and says how many") {
+    HeapReport r;
+    r.sites.frames = {{"main", "a.c", 9, "/bin/a", 0x30, false}, {"big", "a.c", 3, "/bin/a", 0x10, false}};
+    CallSite big;
+    big.frames = {1, 0};
+    big.allocated_bytes = 1'000'000;
+    r.sites.sites.push_back(big);
+    for (std::uint32_t i = 0; i < 10; ++i) {
+      r.sites.frames.push_back({"tiny" + std::to_string(i), "a.c", 1, "/bin/a", 0x100 + i, false});
+      CallSite tiny;
+      tiny.frames = {static_cast<std::uint32_t>(r.sites.frames.size() - 1), 0};
+      tiny.allocated_bytes = 83;  // 1,000,830 bytes over 1,200 px: 0.0995 px
+      r.sites.sites.push_back(tiny);
+    }
+    const std::string svg = export_svg({&r}, ExportMetric::kAllocated);
+    CHECK(svg.find(">big<") != std::string::npos);
+    CHECK(svg.find("tiny") == std::string::npos);
+    CHECK(svg.find("10 frames narrower than 0.1 px not drawn") != std::string::npos);
+    // Wide enough, they are drawn.
+    for (std::size_t i = 1; i < r.sites.sites.size(); ++i) r.sites.sites[i].allocated_bytes = 84;
+    const std::string all = export_svg({&r}, ExportMetric::kAllocated);
+    CHECK(all.find(">tiny9<") != std::string::npos);
+    CHECK(all.find("not drawn") == std::string::npos);
   }
 
   TEST_CASE("the diff matches sites by function, file name and line, not module, directory or address") {
