@@ -6,10 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <memory>
 
 #include "export/export_writers.h"
+#include "reports/flame_tree.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -21,11 +20,7 @@ constexpr double kTop = 36;  // room for the title and buttons
 // of cc1plus's 155,000 sites drawn made a 306 MB file no browser opens.
 constexpr double kMinWidth = 0.1;
 
-struct Node {
-  std::string name;
-  std::uint64_t value = 0;
-  std::map<std::string, std::unique_ptr<Node>> children;
-};
+using Tree = FlameTree<1>;
 
 std::string xml_escape(std::string_view s) {
   std::string out;
@@ -56,14 +51,14 @@ std::string xml_escape(std::string_view s) {
 
 // The depth of what is drawn; `hidden` counts the frames left out, each with
 // everything above it.
-std::size_t depth_of(const Node& n, std::uint64_t min_value, std::uint64_t& hidden) {
+std::size_t depth_of(const Tree& t, std::uint32_t n, std::uint64_t min_value, std::uint64_t& hidden) {
   std::size_t d = 0;
-  for (const auto& [name, child] : n.children) {
-    if (child->value < min_value) {
+  for (const std::uint32_t child : t.children(n)) {
+    if (t.node(child).value[0] < min_value) {
       ++hidden;
       continue;
     }
-    d = std::max(d, depth_of(*child, min_value, hidden));
+    d = std::max(d, depth_of(t, child, min_value, hidden));
   }
   return d + 1;
 }
@@ -75,24 +70,23 @@ std::string colour(const std::string& name) {
   return fmt::format("rgb({},{},{})", 205 + h % 50, (h >> 8) % 180, (h >> 16) % 55);
 }
 
-void emit(const Node& n, double x, std::size_t depth, std::size_t max_depth, std::uint64_t total,
+void emit(const Tree& t, std::uint32_t n, double x, std::size_t depth, std::size_t max_depth, std::uint64_t total,
           std::uint64_t min_value, bool bytes, std::string& out) {
-  const double w = total == 0 ? 0 : kWidth * static_cast<double>(n.value) / static_cast<double>(total);
+  const std::uint64_t value = t.node(n).value[0];
+  const double w = total == 0 ? 0 : kWidth * static_cast<double>(value) / static_cast<double>(total);
   const double y = kTop + static_cast<double>(max_depth - depth - 1) * kFrameHeight;
-  const std::string name = xml_escape(n.name);
-  const double pct = total == 0 ? 0 : 100.0 * static_cast<double>(n.value) / static_cast<double>(total);
+  const std::string name = xml_escape(t.name(n));
+  const double pct = total == 0 ? 0 : 100.0 * static_cast<double>(value) / static_cast<double>(total);
   out += fmt::format(
       "<g class=\"f\"><title>{} ({} {}, {:.2f}%)</title><rect x=\"{:.3f}\" y=\"{:.1f}\" width=\"{:.3f}\" "
       "height=\"{}\" fill=\"{}\" rx=\"2\"/><text x=\"{:.3f}\" y=\"{:.1f}\">{}</text></g>\n",
-      name, n.value, bytes ? "bytes" : "allocations", pct, x, y, w, kFrameHeight - 1, colour(n.name), x + 3, y + 11.5,
+      name, value, bytes ? "bytes" : "allocations", pct, x, y, w, kFrameHeight - 1, colour(t.name(n)), x + 3, y + 11.5,
       name);
-  std::vector<const Node*> kids;
-  for (const auto& [k, child] : n.children) kids.push_back(child.get());
-  std::stable_sort(kids.begin(), kids.end(), [](const Node* a, const Node* b) { return a->name < b->name; });
   double cx = x;
-  for (const Node* child : kids) {
-    if (child->value >= min_value) emit(*child, cx, depth + 1, max_depth, total, min_value, bytes, out);
-    cx += total == 0 ? 0 : kWidth * static_cast<double>(child->value) / static_cast<double>(total);
+  for (const std::uint32_t child : t.children(n)) {  // in the order of their names
+    const std::uint64_t v = t.node(child).value[0];
+    if (v >= min_value) emit(t, child, cx, depth + 1, max_depth, total, min_value, bytes, out);
+    cx += total == 0 ? 0 : kWidth * static_cast<double>(v) / static_cast<double>(total);
   }
 }
 
@@ -151,32 +145,20 @@ window.addEventListener("load", init);
 }  // namespace
 
 std::string export_svg(const std::vector<const HeapReport*>& reports, ExportMetric metric) {
-  Node root;
-  root.name = fmt::format("all ({})", export_metric_name(metric));
+  Tree tree(fmt::format("all ({})", export_metric_name(metric)));
   for (const HeapReport* r : reports) {
+    const std::string process = reports.size() > 1 ? process_frame_name(*r) : std::string();
     for (const CallSite& site : r->sites.sites) {
       const std::uint64_t value = site_value(site, metric);
-      if (value == 0) continue;
-      root.value += value;
-      Node* n = &root;
-      auto descend = [&n, value](const std::string& name) {
-        auto& child = n->children[name];
-        if (!child) {
-          child = std::make_unique<Node>();
-          child->name = name;
-        }
-        child->value += value;
-        n = child.get();
-      };
-      if (reports.size() > 1) descend(process_frame_name(*r));
-      const std::vector<std::uint32_t> frames = site.frames.to_vector();
-      for (auto f = frames.rbegin(); f != frames.rend(); ++f) descend(export_frame_name(r->sites.frames[*f]));
+      if (value != 0) tree.add(r->sites, site, value, 0, process);
     }
   }
+  tree.sort_children();
+  const std::uint64_t total = tree.node(0).value[0];
   // The least value drawn: kMinWidth of kWidth, rounded up.
-  const auto min_value = static_cast<std::uint64_t>(std::ceil(static_cast<double>(root.value) * kMinWidth / kWidth));
+  const auto min_value = static_cast<std::uint64_t>(std::ceil(static_cast<double>(total) * kMinWidth / kWidth));
   std::uint64_t hidden = 0;
-  const std::size_t max_depth = depth_of(root, min_value, hidden);
+  const std::size_t max_depth = depth_of(tree, 0, min_value, hidden);
   const double height = kTop + static_cast<double>(max_depth) * kFrameHeight + 8;
   std::string out = fmt::format(
       "<?xml version=\"1.0\" standalone=\"no\"?>\n"
@@ -190,13 +172,13 @@ std::string export_svg(const std::vector<const HeapReport*>& reports, ExportMetr
       "<text id=\"reset\" class=\"b\" x=\"6\" y=\"30\">Reset zoom</text>\n"
       "<text id=\"search\" class=\"b\" x=\"{4}\" y=\"30\" text-anchor=\"end\">Search</text>\n"
       "<text id=\"matched\" x=\"{5}\" y=\"30\" text-anchor=\"end\"></text>\n",
-      kWidth, height, kWidth / 2, xml_escape(root.name), kWidth - 6, kWidth - 70);
+      kWidth, height, kWidth / 2, xml_escape(tree.name(0)), kWidth - 6, kWidth - 70);
   if (hidden != 0) {
     out += fmt::format(
         "<text id=\"hidden\" x=\"{}\" y=\"30\" text-anchor=\"middle\">{} frames narrower than {} px not drawn</text>\n",
         kWidth / 2, hidden, kMinWidth);
   }
-  emit(root, 0, 0, max_depth, root.value, min_value, metric_is_bytes(metric), out);
+  emit(tree, 0, 0, 0, max_depth, total, min_value, metric_is_bytes(metric), out);
   out += "<script type=\"text/ecmascript\"><![CDATA[";
   out += kScript;
   out += "]]></script>\n</svg>\n";

@@ -10,9 +10,9 @@
 #include <tuple>
 #include <variant>
 
+#include "reports/flame_tree.h"
 #include "reports/info_report.h"
 #include "reports/report_output.h"
-#include "server/flame_tree.h"
 #include "server/view_params.h"
 
 namespace memrec::analyzer::server {

@@ -16,7 +16,7 @@
 #include "diff/diff_command.h"
 #include "exit_codes.h"
 #include "export/export_command.h"
-#include "server/flame_tree.h"
+#include "reports/flame_tree.h"
 #include "server/view_api.h"
 #include "server/view_params.h"
 

@@ -1,6 +1,6 @@
-// The call tree behind the flamegraph endpoints: call sites merged frame by
-// frame from the outermost in, by label, with one value per compared dump
-// (one for /flame, base and new for /diff/flame).
+// The call tree behind the flamegraphs: call sites merged frame by frame from
+// the outermost in, by label, with one value per compared dump (one for the
+// view's /flame and the SVG export, base and new for /diff/flame).
 //
 // A node is a label id and its parent's node, found in an index by the two:
 // no string per node. With a string and a map of named children per node,
@@ -31,17 +31,21 @@ class FlameTree {
     std::array<std::uint64_t, kSlots> value{};
   };
 
-  FlameTree() : nodes_(1), labels_{"all"}, index_(1024, 0) {}
+  explicit FlameTree(std::string root = "all") : nodes_(1), labels_{std::move(root)}, index_(1024, 0) {}
 
   // Adds `value` to `slot` of the root and of every frame of `site`, a site
-  // of `sites`. Sites of one CallSites are added together, before another's.
-  void add(const CallSites& sites, const CallSite& site, std::uint64_t value, std::size_t slot = 0) {
+  // of `sites`, under a frame named `outer` when that is not empty (the
+  // process of each dump in an export of several). Sites of one CallSites
+  // are added together, before another's.
+  void add(const CallSites& sites, const CallSite& site, std::uint64_t value, std::size_t slot = 0,
+           const std::string& outer = {}) {
     if (&sites != labelled_) {
       labelled_ = &sites;
       label_of_frame_.assign(sites.frames.size(), 0);
     }
     path_labels_.clear();
     for (const std::uint32_t f : site.frames) path_labels_.push_back(label(sites, f));
+    if (!outer.empty()) path_labels_.push_back(intern(outer));
     std::reverse(path_labels_.begin(), path_labels_.end());  // outermost first
     std::size_t k = 0;
     const std::size_t shared = std::min(path_labels_.size(), last_labels_.size());
@@ -87,15 +91,16 @@ class FlameTree {
   // Frames with equal labels merge, across the dumps of a diff too.
   std::uint32_t label(const CallSites& sites, std::uint32_t f) {
     std::uint32_t& id = label_of_frame_[f];
-    if (id == 0) {
-      const auto [it, inserted] = label_ids_.try_emplace(frame_label(sites.frames[f]), 0);
-      if (inserted) {
-        it->second = static_cast<std::uint32_t>(labels_.size());
-        labels_.push_back(it->first);
-      }
-      id = it->second;
-    }
+    if (id == 0) id = intern(frame_label(sites.frames[f]));
     return id;
+  }
+  std::uint32_t intern(const std::string& name) {
+    const auto [it, inserted] = label_ids_.try_emplace(name, 0);
+    if (inserted) {
+      it->second = static_cast<std::uint32_t>(labels_.size());
+      labels_.push_back(name);
+    }
+    return it->second;
   }
 
   static std::size_t hash(std::uint32_t parent, std::uint32_t label) {

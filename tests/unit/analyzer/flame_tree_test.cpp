@@ -1,8 +1,8 @@
-// The flamegraphs' call tree (server/flame_tree.h): sites merge by frame
+// The flamegraphs' call tree (reports/flame_tree.h): sites merge by frame
 // label from the outermost frame in, whatever the frames' other fields, a
 // site's path is found again after other sites, and children come sorted by
 // name. Checked against a tree of named maps built the obvious way.
-#include "server/flame_tree.h"
+#include "reports/flame_tree.h"
 
 #include <doctest/doctest.h>
 
@@ -68,7 +68,7 @@ CallSites random_sites(std::mt19937_64& rng, std::size_t count, int first) {
 
 }  // namespace
 
-TEST_SUITE("server/flame_tree") {
+TEST_SUITE("analyzer/flame_tree") {
   TEST_CASE("merges sites by label from the outermost frame, children sorted by name") {
     CallSites cs;
     cs.frames = {
