@@ -96,7 +96,8 @@ nlohmann::json report_figures_json(const HeapReport& r, const WindowedFigures& f
           {"leaked", {{"bytes", f.leaked_bytes}, {"count", f.leaked_count}}},
           {"runtime_retained", {{"bytes", f.runtime_retained_bytes}, {"count", f.runtime_retained_count}}},
           {"unmatched_frees", t.unmatched_frees},
-          {"replaced_blocks", t.replaced_blocks}};
+          {"replaced_blocks", t.replaced_blocks},
+          {"bad_stack_ids", t.bad_stack_ids}};
 }
 
 namespace {

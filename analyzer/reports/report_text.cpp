@@ -100,6 +100,12 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
   if (t.unmatched_frees != 0) {
     out += fmt::format("{}frees of blocks allocated before recording: {}\n", pad, t.unmatched_frees);
   }
+  if (t.bad_stack_ids != 0) {
+    out += fmt::format(
+        "{}allocations naming a stack id no dump can define (a corrupt or forged file), counted "
+        "without a stack: {}\n",
+        pad, t.bad_stack_ids);
+  }
   for (const SiteRanking k : kAllRankings) {
     const std::vector<std::size_t> sites = top_sites(r, k, top);
     if (sites.empty()) continue;

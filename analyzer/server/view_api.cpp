@@ -169,6 +169,7 @@ ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const Pa
                      fig->peak_runtime_bytes};
   if (param("to")) wf.window.to_ns = w.to_ns - d.start_ns();
   json body = report_figures_json(r, wf);
+  body["bad_stack_ids"] = r.totals.bad_stack_ids;  // the whole run's: the table keeps no count by time
   body["pid"] = r.dump.header.pid;
   body["exe"] = r.dump.header.exe_path;
   body["cmdline"] = r.dump.header.cmdline;

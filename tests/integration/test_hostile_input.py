@@ -515,6 +515,21 @@ NONSENSE_FRAMES: dict[str, bytes] = {
 }
 
 
+def test_a_stack_id_past_any_table_is_counted_in_the_report(build, memrec_cli, tmp_path):
+    """An id of 2**26 or more cannot be a stack of a real recording: the replay
+    counts such allocations under no stack, and the report says how many (both
+    here: the second one's stack delta is 0)."""
+    data = header() + frame(NONSENSE_FRAMES["alloc of a stack id past any table"])
+    text = read_as(build, ["report"], tmp_path, data)
+    assert text.returncode == EXIT_OK, text.stderr
+    assert "counted without a stack: 2\n" in text.stdout
+    as_json = read_as(build, ["report", "--json"], tmp_path, data)
+    assert as_json.returncode == EXIT_OK, as_json.stderr
+    assert json.loads(as_json.stdout)["processes"][0]["report"]["bad_stack_ids"] == 2
+    plain = read_as(build, ["report", "--json"], tmp_path, header() + frame(THREAD + alloc(1, 0x1000, 64) + END))
+    assert json.loads(plain.stdout)["processes"][0]["report"]["bad_stack_ids"] == 0
+
+
 @pytest.mark.parametrize("reader", READERS)
 @pytest.mark.parametrize("case", list(NONSENSE_FRAMES))
 def test_records_that_make_no_sense_never_crash_the_analyzer(build, memrec_cli, tmp_path, reader, case):
