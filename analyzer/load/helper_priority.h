@@ -1,8 +1,10 @@
 // Lowers the calling thread's scheduling priority: for the threads that work
-// ahead of a load's one serial thread (frame decoders, the symbol prefetch). On 2 cores a report runs four threads;
-// with equal shares the serial replay, the slowest stage, got two thirds of a core and set the pace. At nice +10 it
-// keeps a core and the helpers share the other, and they still run at full speed whenever the replay waits for them
-// (churn's report: 0.29 -> 0.23 s).
+// ahead of a load's one serial thread (frame decoders, the symbol prefetch).
+// On 2 cores a report runs four threads; with equal shares the serial replay,
+// the slowest stage, got two thirds of a core and set the pace. At nice +10 it
+// keeps a core and the helpers share the other, and they still run at full
+// speed whenever the replay waits for them (churn's report: 0.29 -> 0.23 s).
+// The stack table's builder keeps the load's priority (dump_loader.cpp).
 #pragma once
 
 #include <sys/resource.h>
