@@ -34,15 +34,23 @@ std::string export_collapsed(const std::vector<const HeapReport*>& reports, Expo
   // names hide it) may fold to one line: sum them, sorted for a stable file.
   std::map<std::string, std::uint64_t> lines;
   for (const HeapReport* r : reports) {
+    // Each frame's name once, not once per site through it (cc1plus: 9.6 M).
+    std::vector<std::string> names(r->sites.frames.size());
+    std::vector<bool> named(r->sites.frames.size(), false);
+    std::vector<std::uint32_t> frames;
     for (const CallSite& site : r->sites.sites) {
       const std::uint64_t value = site_value(site, metric);
       if (value == 0) continue;
       std::string stack;
       if (reports.size() > 1) stack = folded_name(SiteFrame{process_frame_name(*r), {}, 0, {}, 0, false});
-      const std::vector<std::uint32_t> frames = site.frames.to_vector();
+      frames.assign(site.frames.begin(), site.frames.end());
       for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
+        if (!named[*f]) {
+          names[*f] = folded_name(r->sites.frames[*f]);
+          named[*f] = true;
+        }
         if (!stack.empty()) stack += ';';
-        stack += folded_name(r->sites.frames[*f]);
+        stack += names[*f];
       }
       if (stack.empty()) stack = "[no stack]";
       lines[stack] += value;

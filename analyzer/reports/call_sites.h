@@ -65,7 +65,8 @@ class SiteFrames {
       ++*this;
       return old;
     }
-    bool operator==(const const_iterator& o) const { return at_ == o.at_; }
+    // The node too: a recursive stack walks one address's ids at several nodes.
+    bool operator==(const const_iterator& o) const { return at_ == o.at_ && node_ == o.node_; }
 
    private:
     friend class SiteFrames;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <vector>
 
 #include "reports/call_sites.h"
@@ -51,6 +52,22 @@ TEST_SUITE("analyzer/call_sites") {
     CHECK(cs.sites[0].allocations == 2);
     CHECK(cs.sites[0].stack_ids == 2);
     CHECK(cs.site_of_stack.at(1) == cs.site_of_stack.at(3));
+  }
+
+  TEST_CASE("a recursive stack's frames: a position is not equal to the same address at another depth") {
+    const CallSites cs = sites_of({{0x10, 0x20, 0x10, 0x20, 0x30}});
+    const SiteFrames& frames = cs.sites[0].frames;
+    auto first = frames.begin();
+    auto third = frames.begin();
+    std::advance(third, 2);
+    CHECK(*first == *third);  // the same frame, two nodes apart
+    CHECK(first != third);
+    CHECK(std::distance(frames.begin(), frames.end()) == 5);
+    // vector::assign into a smaller vector advances a copy and copies up to it.
+    std::vector<std::uint32_t> into{7, 7, 7};
+    into.assign(frames.begin(), frames.end());
+    CHECK(into == frames.to_vector());
+    CHECK(offsets(cs, frames) == std::vector<std::uint64_t>{0x10, 0x20, 0x10, 0x20, 0x30});
   }
 
   TEST_CASE("reads a list made by hand like a view of a stack") {
