@@ -205,11 +205,15 @@ class Interner {
         memo_key_(stacks.node_count(), 0),
         memo_stamp_(stacks.node_count(), 0) {}
 
+  // The stack a site's frames are listed from: its innermost node and generation.
+  struct Listing {
+    StackTable::Node leaf = StackTable::kRoot;
+    std::uint32_t stamp = 0;
+  };
   // A stack's site is found by a hash of its frame ids, outermost first.
   struct Keyed {
     std::uint64_t key = 0;
-    StackTable::Node leaf = StackTable::kRoot;
-    std::uint32_t stamp = 0;
+    Listing listing;
   };
 
   // The key of `stack` (nullptr: no frames), and a start on fetching its
@@ -243,14 +247,14 @@ class Interner {
       }
     }
     __builtin_prefetch(&site_of_key_[key & (site_of_key_.size() - 1)]);
-    return Keyed{key, listing.leaf, listing.stamp};
+    return Keyed{key, listing};
   }
 
   // The site of a stack keyed by key_of(), made if new; its frames are listed
   // by list_frames(). Equal frames give equal keys; a different list under
   // the same key (a 64-bit collision) moves on to the next key.
   CallSite& site(const Keyed& keyed) {
-    const Listing listing{keyed.leaf, keyed.stamp};
+    const Listing& listing = keyed.listing;
     for (std::uint64_t key = keyed.key;; ++key) {
       KeySlot& slot = key_slot(key);
       if (slot.site == kNoSite) {
@@ -305,12 +309,6 @@ class Interner {
   }
 
  private:
-  // The stack a site's frames are listed from: its innermost node and generation.
-  struct Listing {
-    StackTable::Node leaf = StackTable::kRoot;
-    std::uint32_t stamp = 0;
-  };
-
   // Appends the frames of `l`, innermost first; every node on it was interned.
   void list(const Listing& l, std::vector<std::uint32_t>& into) const {
     for (StackTable::Node n = l.leaf; n != StackTable::kRoot; n = stacks_.caller(n)) {
