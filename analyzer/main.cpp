@@ -206,10 +206,12 @@ int view_main(const std::vector<std::string>& args) {
   options.spill_dir = default_spill_directory();
   visible.add_options()("spill-dir", po::value(&options.spill_dir), kSpillDirHelp);
   std::string early = "auto";
-  visible.add_options()("serve-early", po::value(&early)->default_value(early),
-                        "auto, always or never: serve a dump as soon as its report is read and build its allocation "
-                        "table behind the page, in a second pass (auto: files over 128 MiB). Until the table is "
-                        "built, ranges, the timeline, instants and the allocation list wait for it");
+  visible.add_options()(
+      "serve-early", po::value(&early)->default_value(early),
+      "auto, always or never: serve a dump as soon as its report is read and build its allocation "
+      "table behind the page, in a second pass (auto: files over 128 MiB). Until the table is "
+      "built, the whole run's timeline has coarser buckets, and ranges, instants and the allocation list "
+      "wait for it");
   add_load_options(visible, options);
   po::variables_map vm;
   if (const auto done =

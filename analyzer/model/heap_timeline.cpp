@@ -17,11 +17,16 @@ void HeapTimeline::halve() {
     const TimelineBucket& b = buckets_[i];
     TimelineBucket& m = merged[i / 2];
     if (b.has_events) {
-      m.heap_max_bytes = m.has_events ? std::max(m.heap_max_bytes, b.heap_max_bytes) : b.heap_max_bytes;
       m.heap_bytes = b.heap_bytes;  // the later bucket's last value wins
       m.live_count = b.live_count;
       m.has_events = true;
     }
+    if (b.changed) {
+      m.heap_max_bytes = m.changed ? std::max(m.heap_max_bytes, b.heap_max_bytes) : b.heap_max_bytes;
+      m.changed = true;
+    }
+    m.alloc_count += b.alloc_count;
+    m.free_count += b.free_count;
     if (b.rss_bytes) m.rss_bytes = std::max(m.rss_bytes.value_or(0), *b.rss_bytes);
   }
   buckets_ = std::move(merged);
@@ -29,20 +34,43 @@ void HeapTimeline::halve() {
 }
 
 std::size_t HeapTimeline::index_of(std::uint64_t time_ns) {
+  if (time_ns >= last_from_ && time_ns < last_to_) return last_index_;
   const std::uint64_t offset = time_ns > start_ns_ ? time_ns - start_ns_ : 0;
   while (offset / bucket_ns_ >= 2 * kMaxBuckets) halve();
   const auto i = static_cast<std::size_t>(offset / bucket_ns_);
   if (i >= buckets_.size()) buckets_.resize(i + 1);
+  if (time_ns >= start_ns_) {
+    last_from_ = start_ns_ + i * bucket_ns_;
+    last_to_ = last_from_ + bucket_ns_;
+    last_index_ = i;
+  }
   return i;
 }
 
-void HeapTimeline::add(std::uint64_t time_ns, std::uint64_t heap_bytes, std::uint64_t live_count) {
-  TimelineBucket& b = buckets_[index_of(time_ns)];
-  b.heap_max_bytes = b.has_events ? std::max(b.heap_max_bytes, heap_bytes) : heap_bytes;
-  b.heap_bytes = heap_bytes;
-  b.live_count = live_count;
-  b.has_events = true;
+void HeapTimeline::add(std::uint64_t time_ns, TimelineEvent event, std::uint64_t heap_bytes, std::uint64_t live_count) {
+  const bool changed = event != TimelineEvent::kUnmatchedFree;
+  add(Run{time_ns, heap_bytes, live_count, changed ? heap_bytes : 0, event == TimelineEvent::kAllocation ? 1u : 0u,
+          event == TimelineEvent::kFree ? 1u : 0u, changed});
 }
+
+void HeapTimeline::add(const Run& run) {
+  TimelineBucket& b = buckets_[index_of(run.last_ns)];
+  b.heap_bytes = run.heap_bytes;
+  b.live_count = run.live_count;
+  b.has_events = true;
+  if (run.changed) {
+    b.heap_max_bytes = b.changed ? std::max(b.heap_max_bytes, run.heap_max_bytes) : run.heap_max_bytes;
+    b.changed = true;
+  }
+  b.alloc_count += run.alloc_count;
+  b.free_count += run.free_count;
+}
+
+std::uint64_t HeapTimeline::bucket_end(std::uint64_t time_ns) {
+  return start_ns_ + (index_of(time_ns) + 1) * bucket_ns_;
+}
+
+void HeapTimeline::extend_to(std::uint64_t time_ns) { index_of(time_ns); }
 
 void HeapTimeline::add_rss(std::uint64_t time_ns, std::uint64_t rss_bytes) {
   TimelineBucket& b = buckets_[index_of(time_ns)];
@@ -58,9 +86,10 @@ std::vector<TimelineBucket> HeapTimeline::buckets() const {
   const TimelineBucket* last = nullptr;
   for (TimelineBucket& b : out) {
     if (!b.has_events && last != nullptr) {
-      b.heap_bytes = b.heap_max_bytes = last->heap_bytes;
+      b.heap_bytes = last->heap_bytes;
       b.live_count = last->live_count;
     }
+    if (!b.changed) b.heap_max_bytes = b.heap_bytes;
     if (b.has_events) last = &b;
   }
   return out;

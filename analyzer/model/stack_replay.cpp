@@ -3,6 +3,8 @@
 // another thread's activity in between does not hide one.
 #include "model/stack_replay.h"
 
+#include <algorithm>
+
 namespace memrec::analyzer {
 namespace {
 
@@ -58,7 +60,10 @@ void StackReplay::enter_window() {
   }
 }
 
-void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) { step(e, thread); }
+void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) {
+  step(e, thread);
+  if (timeline_ != nullptr) note_timeline(e);
+}
 
 void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread) { on_events(events, thread, {}); }
 
@@ -103,14 +108,53 @@ inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
 
 // The live block's slot is fetched a few events ahead: churn's replay waits
 // on it otherwise (10 ms of 0.32 s).
+// With a timeline, the events of each of its buckets are summed here, in
+// locals the compiler keeps in registers, and handed over when the bucket or
+// the span ends.
 template <typename ThreadOf>
 void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std::span<std::uint32_t> released) {
   constexpr std::size_t kAhead = 8;
+  const bool timed = timeline_ != nullptr;
+  HeapTimeline::Run bucket;
+  bool pending = false;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
-    step(events[i], thread_of(i));
+    const HeapEvent& e = events[i];
+    const bool heap_event = e.op == HeapOp::kAlloc || e.op == HeapOp::kFree;
+    if (timed && heap_event && e.time_ns >= timeline_until_) {
+      if (pending) timeline_->add(bucket);
+      bucket = {};
+      pending = false;
+      timeline_until_ = timeline_->bucket_end(e.time_ns);
+    }
+    step(e, thread_of(i));
     if (!released.empty()) released[i] = released_;
+    if (timed && heap_event) {
+      // Every allocation and free, also those outside the window: massif
+      // draws the heap from the dump's start. A free that released a row
+      // matched a block; one that did not leaves the heap as it was.
+      const bool alloc = e.op == HeapOp::kAlloc;
+      const bool changed = alloc || released_ != kNoRow;
+      bucket.last_ns = e.time_ns;
+      bucket.heap_bytes = live_total_;
+      bucket.live_count = live_blocks_;
+      const std::uint64_t highest = bucket.changed ? std::max(bucket.heap_max_bytes, live_total_) : live_total_;
+      bucket.heap_max_bytes = changed ? highest : bucket.heap_max_bytes;
+      bucket.changed = bucket.changed || changed;
+      bucket.alloc_count += alloc ? 1 : 0;
+      bucket.free_count += changed && !alloc ? 1 : 0;
+      pending = true;
+    }
   }
+  if (pending) timeline_->add(bucket);
+}
+
+void StackReplay::note_timeline(const HeapEvent& e) {
+  if (e.op != HeapOp::kAlloc && e.op != HeapOp::kFree) return;
+  const TimelineEvent what = e.op == HeapOp::kAlloc ? TimelineEvent::kAllocation
+                             : released_ != kNoRow  ? TimelineEvent::kFree
+                                                    : TimelineEvent::kUnmatchedFree;
+  timeline_->add(e.time_ns, what, live_total_, live_blocks_);
 }
 
 [[gnu::always_inline]] inline bool StackReplay::next_selected() {

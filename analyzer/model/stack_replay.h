@@ -13,6 +13,7 @@
 #include "load/ordered_events.h"
 #include "model/address_map.h"
 #include "model/heap_event.h"
+#include "model/heap_timeline.h"
 
 namespace memrec::analyzer {
 
@@ -77,6 +78,13 @@ class StackReplay final : public OrderedEventSink {
                  std::span<std::uint32_t> released);
   // The same for the last event taken.
   std::uint32_t released_row() const { return released_; }
+  // With a timeline, gives it the heap after every allocation and free taken,
+  // each allocation, and each free that matched a block (massif's snapshots;
+  // memrec view's whole run while its table is built). It must outlive the replay.
+  void set_timeline(HeapTimeline* timeline) {
+    timeline_ = timeline;
+    timeline_until_ = 0;
+  }
   // Once every event is in: counts the leaks and fixes the peak column, then
   // frees the live blocks (live_block() finds none after it): the call sites
   // built next are the report's peak of memory.
@@ -98,6 +106,7 @@ class StackReplay final : public OrderedEventSink {
   void touch(std::uint32_t stack);
   void enter_window();
   void step(const HeapEvent& e, std::uint32_t thread);
+  void note_timeline(const HeapEvent& e);  // after step(e) of a single event, when there is a timeline
   // Steps through `events`, thread_of(i) being events[i]'s thread; fills `released` unless empty.
   template <typename ThreadOf>
   void run(std::span<const HeapEvent> events, ThreadOf thread_of, std::span<std::uint32_t> released);
@@ -127,6 +136,8 @@ class StackReplay final : public OrderedEventSink {
   std::vector<std::uint64_t> last_alloc_;  // by thread: its latest allocation, while live
   AddressMap live_;
   HeapTotals totals_;
+  HeapTimeline* timeline_ = nullptr;
+  std::uint64_t timeline_until_ = 0;  // the end of the timeline's bucket that run() sums events for
 };
 
 }  // namespace memrec::analyzer

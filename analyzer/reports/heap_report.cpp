@@ -31,55 +31,27 @@ std::uint64_t site_metric(const CallSite& s, SiteRanking ranking) {
   return 0;
 }
 
-// Hands each event to the replay, then the heap it leaves to the timeline,
-// then the event to `also`, tagged with the row the replay found it released.
-// Runs and merges go on whole: without a timeline the replay prefetches its
-// live blocks within them, and `also` takes them in one call either way.
-class TimelineTee final : public OrderedEventSink {
+// Hands each event to the replay, then to `also`, tagged with the row the
+// replay found it released. Runs and merges go on whole: the replay prefetches
+// its live blocks within them, and `also` takes them in one call.
+class TaggingTee final : public OrderedEventSink {
  public:
-  TimelineTee(StackReplay& replay, HeapTimeline* timeline, TaggedEventSink* also)
-      : replay_(replay), timeline_(timeline), also_(also) {}
+  TaggingTee(StackReplay& replay, TaggedEventSink& also) : replay_(replay), also_(also) {}
   void on_event(const HeapEvent& event, std::uint32_t thread) override { on_events({&event, 1}, thread); }
   void on_events(std::span<const HeapEvent> events, std::uint32_t thread) override {
-    if (also_ != nullptr) released_.resize(events.size());
-    if (timeline_ != nullptr) {
-      one_by_one(events, [thread](std::size_t) { return thread; });
-    } else if (also_ == nullptr) {
-      replay_.on_events(events, thread);
-    } else {
-      replay_.on_events(events, thread, released_);
-    }
-    if (also_ != nullptr) also_->on_tagged_events(events, released_, thread);
+    released_.resize(events.size());
+    replay_.on_events(events, thread, released_);
+    also_.on_tagged_events(events, released_, thread);
   }
   void on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads) override {
-    if (also_ != nullptr) released_.resize(events.size());
-    if (timeline_ != nullptr) {
-      one_by_one(events, [threads](std::size_t i) { return threads[i]; });
-    } else if (also_ == nullptr) {
-      replay_.on_merged(events, threads);
-    } else {
-      replay_.on_merged(events, threads, released_);
-    }
-    if (also_ != nullptr) also_->on_tagged_merged(events, released_, threads);
+    released_.resize(events.size());
+    replay_.on_merged(events, threads, released_);
+    also_.on_tagged_merged(events, released_, threads);
   }
 
  private:
-  // The timeline takes the heap as each event leaves it.
-  template <typename ThreadOf>
-  void one_by_one(std::span<const HeapEvent> events, ThreadOf thread_of) {
-    for (std::size_t i = 0; i < events.size(); ++i) {
-      const HeapEvent& e = events[i];
-      replay_.on_event(e, thread_of(i));
-      if (e.op == HeapOp::kAlloc || e.op == HeapOp::kFree) {
-        timeline_->add(e.time_ns, replay_.live_bytes(), replay_.live_count());
-      }
-      if (also_ != nullptr) released_[i] = replay_.released_row();
-    }
-  }
-
   StackReplay& replay_;
-  HeapTimeline* timeline_;
-  TaggedEventSink* also_;
+  TaggedEventSink& also_;
   std::vector<std::uint32_t> released_;
 };
 
@@ -131,9 +103,12 @@ namespace {
 Result<StreamedDump> replay_dump(const std::string& path, const LoadOptions& load, StackReplay& replay,
                                  Symbolizer* symbolizer, HeapTimeline* timeline, TaggedEventSink* also) {
   std::optional<SinkThread> also_thread;
-  if (also != nullptr) also_thread.emplace(*also);
-  std::optional<TimelineTee> tee;
-  if (timeline != nullptr || also != nullptr) tee.emplace(replay, timeline, also_thread ? &*also_thread : nullptr);
+  std::optional<TaggingTee> tee;
+  if (also != nullptr) {
+    also_thread.emplace(*also);
+    tee.emplace(replay, *also_thread);
+  }
+  replay.set_timeline(timeline);
   std::optional<SymbolPrefetch> prefetch;
   LoadOptions options = load;
   if (symbolizer != nullptr) {

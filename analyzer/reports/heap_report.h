@@ -45,7 +45,8 @@ struct HeapReport {
 };
 
 // With `timeline`, also fills it with the heap after every event and the RSS
-// samples (massif's snapshots); it must start at the dump's start. With
+// samples (massif's snapshots; memrec view's whole run before its table); it
+// must start at the dump's start. With
 // `also`, hands it every event in order on a thread of its own (SinkThread),
 // tagged with the row the replay found it released (StackReplay::released_row),
 // done when this returns; it must not read the replay's state (memrec

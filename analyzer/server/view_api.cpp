@@ -185,6 +185,40 @@ ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const Pa
   return ok(std::move(body));
 }
 
+// /timeline's answer: `buckets` of `width` ns from the range's start, each
+// with the highest RSS sample in it.
+json timeline_json(const ViewDump& d, const TimeWindow& w, std::uint64_t width,
+                   const std::vector<TimelineBucket>& buckets) {
+  std::vector<std::optional<std::uint64_t>> rss_max(buckets.size());
+  for (const reader::RssRecord& s : d.report.dump.rss) {
+    if (s.time_ns < w.from_ns || s.time_ns > w.to_ns) continue;
+    const auto b = static_cast<std::size_t>((s.time_ns - w.from_ns) / width);
+    if (b < rss_max.size()) rss_max[b] = std::max(rss_max[b].value_or(0), s.rss_bytes);
+  }
+  json time = json::array(), heap = json::array(), highest = json::array(), count = json::array();
+  json allocs = json::array(), frees = json::array(), rss = json::array();
+  for (std::size_t b = 0; b < buckets.size(); ++b) {
+    const TimelineBucket& x = buckets[b];
+    time.push_back(w.from_ns - d.start_ns() + b * width);
+    heap.push_back(x.heap_bytes);
+    highest.push_back(x.heap_max_bytes);
+    count.push_back(x.live_count);
+    allocs.push_back(x.alloc_count);
+    frees.push_back(x.free_count);
+    rss.push_back(rss_max[b] ? json(*rss_max[b]) : json(nullptr));
+  }
+  return {{"bucket_ns", width},
+          {"time_ns", std::move(time)},
+          {"heap_bytes", std::move(heap)},
+          {"heap_max_bytes", std::move(highest)},
+          {"live_count", std::move(count)},
+          {"alloc_count", std::move(allocs)},
+          {"free_count", std::move(frees)},
+          {"rss_bytes", std::move(rss)},
+          {"recording", recording_periods(d, w)},
+          {"range", range_json(d, w)}};
+}
+
 ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
@@ -192,6 +226,13 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
   const auto range = range_param(d, param);
   if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
   const TimeWindow& w = std::get<TimeWindow>(range);
+  // Before the table, the whole run's comes from the report's pass: its
+  // buckets are as exact as the table's, but 2^k µs wide.
+  if (d.table() == nullptr && d.early_timeline && !param("from") && !param("to")) {
+    json body = timeline_json(d, w, d.early_timeline->bucket_ns(), d.early_timeline->buckets());
+    body["table"] = table_state(d);
+    return ok(std::move(body));
+  }
   const auto table = table_of(d);
   if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
   const AllocationTable& t = *std::get<0>(table);
@@ -199,14 +240,7 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
   const auto span = static_cast<unsigned __int128>(w.to_ns - w.from_ns) + 1;
   const auto width = static_cast<std::uint64_t>((span + kMaxBuckets - 1) / kMaxBuckets);
   const auto n = static_cast<std::size_t>((span + width - 1) / width);
-  json time = json::array(), heap = json::array(), highest = json::array(), count = json::array();
-  json allocs = json::array(), frees = json::array(), rss = json::array();
-  std::vector<std::optional<std::uint64_t>> rss_max(n);
-  for (const reader::RssRecord& s : d.report.dump.rss) {
-    if (s.time_ns < w.from_ns || s.time_ns > w.to_ns) continue;
-    auto& m = rss_max[(s.time_ns - w.from_ns) / width];
-    m = std::max(m.value_or(0), s.rss_bytes);
-  }
+  std::vector<TimelineBucket> buckets(n);
   const auto& replaced = t.replaced_ns();
   EventCursor begin = cursor_before(t, w.from_ns);
   for (std::size_t b = 0; b < n; ++b) {
@@ -216,25 +250,15 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
     const HeapMax m = heap_max(t, begin.position, end.position, false);
     const auto replaced_in = std::upper_bound(replaced.begin(), replaced.end(), last) -
                              std::lower_bound(replaced.begin(), replaced.end(), start);
-    time.push_back(start - d.start_ns());
-    heap.push_back(end.heap_bytes);
-    highest.push_back(m.found ? m.bytes : end.heap_bytes);
-    count.push_back(end.live_count);
-    allocs.push_back(end.rows - begin.rows);
-    frees.push_back(end.frees - begin.frees - static_cast<std::uint64_t>(replaced_in));
-    rss.push_back(rss_max[b] ? json(*rss_max[b]) : json(nullptr));
+    TimelineBucket& x = buckets[b];
+    x.heap_bytes = end.heap_bytes;
+    x.heap_max_bytes = m.found ? m.bytes : end.heap_bytes;
+    x.live_count = end.live_count;
+    x.alloc_count = end.rows - begin.rows;
+    x.free_count = end.frees - begin.frees - static_cast<std::uint64_t>(replaced_in);
     begin = end;
   }
-  return ok({{"bucket_ns", width},
-             {"time_ns", std::move(time)},
-             {"heap_bytes", std::move(heap)},
-             {"heap_max_bytes", std::move(highest)},
-             {"live_count", std::move(count)},
-             {"alloc_count", std::move(allocs)},
-             {"free_count", std::move(frees)},
-             {"rss_bytes", std::move(rss)},
-             {"recording", recording_periods(d, w)},
-             {"range", range_json(d, w)}});
+  return ok(timeline_json(d, w, width, buckets));
 }
 
 ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param) {

@@ -7,7 +7,8 @@
 // built behind the page by a second pass over the file: the table's builder
 // is the slowest part of a load (a 2 GB dump: 32 s for the report alone, 90 s
 // with the table), and the whole run's figures, call sites and flamegraphs
-// need only the report. A small dump's table is built in the report's pass.
+// need only the report, the whole run's timeline only the report's pass
+// (model/heap_timeline.h). A small dump's table is built in the report's pass.
 #include "server/view_command.h"
 
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -124,7 +126,7 @@ void build_table_behind(server::ViewDump& dump, const ViewOptions& options, cons
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.1f", static_cast<double>(ms_between(start, Clock::now())) / 1000);
   err << "memrec: view: " << path << ": the allocation table is built after " << seconds
-      << " s: ranges, the timeline and the allocation list are ready" << std::endl;
+      << " s: ranges, instants, the timeline's finer buckets and the allocation list are ready" << std::endl;
 }
 
 }  // namespace
@@ -143,7 +145,18 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     ProgressBar bar(stderr, options.progress, "loading " + path, ProgressBar::style_for(STDERR_FILENO));
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
     AllocationTableBuilder table;
-    auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, nullptr, early ? nullptr : &table);
+    // Served before its table, a dump shows its whole run's timeline from this pass meanwhile.
+    std::optional<HeapTimeline> timeline;
+    if (early) {
+      const auto start = dump_start_ns(path);
+      if (!start) {
+        err << "memrec: " << start.error().message << "\n";
+        return kExitBadInput;
+      }
+      timeline.emplace(*start);
+    }
+    auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, timeline ? &*timeline : nullptr,
+                                    early ? nullptr : &table);
     if (!report) {
       err << "memrec: " << report.error().message << "\n";
       return kExitBadInput;
@@ -159,6 +172,8 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     dump.report = std::move(*report);
     if (early) {
       behind.push_back(data.dumps.size());
+      timeline->extend_to(dump.end_ns());
+      dump.early_timeline = std::move(timeline);
     } else {
       publish_table(dump, table, err);
     }
@@ -193,8 +208,8 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
           out << "; listening on every interface: whoever reaches this machine's port " << port << " can read them";
         out << std::endl;
         if (behind.empty()) return;
-        err << "memrec: view: the whole run's figures, call sites and flamegraphs are served; ranges, the timeline "
-               "and the allocation list follow once the allocation table is built"
+        err << "memrec: view: the whole run's figures, timeline, call sites and flamegraphs are served; ranges, "
+               "instants and the allocation list follow once the allocation table is built"
             << std::endl;
         tables = std::jthread([&data, &options, &err, behind] {
           for (const std::size_t i : behind) build_table_behind(data.dumps[i], options, data.warnings, err);

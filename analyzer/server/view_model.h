@@ -15,6 +15,7 @@
 
 #include "model/allocation_queries.h"
 #include "model/allocation_table.h"
+#include "model/heap_timeline.h"
 #include "reports/heap_report.h"
 
 namespace memrec::analyzer::server {
@@ -73,6 +74,10 @@ struct ViewDump {
   std::vector<std::string> site_label;  // per site: its innermost frame's label (ties in rankings)
   std::unique_ptr<RangeCache> cache = std::make_unique<RangeCache>();
   std::shared_ptr<const RangeFigures> whole_run = nullptr;  // set_whole_run(); never evicted
+  // A dump served before its table: the whole run's heap over time, filled
+  // by the report's pass in buckets of 2^k µs (the pass does not know the
+  // run's end until it ends), served until the table's exact ones can be.
+  std::optional<HeapTimeline> early_timeline;
 
   std::uint64_t start_ns() const { return report.dump.header.start_mono_ns; }
   // The dump's last time, absolute: the default end of a range.

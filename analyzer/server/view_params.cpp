@@ -71,7 +71,7 @@ std::variant<TimeWindow, ApiError> range_param(const ViewDump& dump, const Param
 
 ApiError table_missing(const ViewDump& dump) {
   constexpr const char* kNeed =
-      "Ranges, the timeline, instants, sparklines and the allocation list need it; the whole run's figures, call "
+      "Ranges, instants, sparklines and the allocation list need it; the whole run's figures, timeline, call "
       "sites and flamegraphs do not.";
   if (const std::string* why = dump.slot->failure()) {
     return ApiError{500, "This dump has no allocation table: " + *why + " " + kNeed};

@@ -1,9 +1,10 @@
 // The page while it waits and when the server is gone, on tests/programs/leak_three:
 // while an API call is pending (held by a route in the browser, released by
 // the test) the status line says "Loading…" and the view is aria-busy; while
-// the allocation table is built (503s made by a route), the views say so and
-// appear once it is; once memrec view has stopped, the next view is an error
-// that says so.
+// the allocation table is built (503s and "building" states made by routes),
+// the views say so, the overview draws the whole run's timeline without
+// ranges, and the rest appears once it is; once memrec view has stopped, the
+// next view is an error that says so.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
@@ -107,22 +108,47 @@ async function building(paths, percent) {
   };
 }
 
-test('while the allocation table is built the overview shows the whole run and draws the timeline once it is', async () => {
-  const table = await building(['/api/dumps/0/timeline'], 42);
+test('while the allocation table is built the overview draws the whole run\'s timeline, and ranges come once it is', async () => {
+  // memrec view answers the whole run's timeline from the report's pass then, and says the table is built
+  const table = await building([], 42);
+  let percent = 42;
+  const timeline = (url) => url.pathname === '/api/dumps/0/timeline';
+  await page.route(timeline, async (route) => {
+    const response = await route.fetch();
+    const body = await response.json();
+    if (percent !== null) body.table = { state: 'building', percent };
+    return route.fulfill({ response, json: body });
+  });
   await page.goto(`${baseUrl}/#/overview?dump=0`);
   await rendered(page);
   await page.getByRole('region', { name: 'Leaked' }).waitFor();
-  const note = page.locator('#view .building');
-  assert.equal(await note.textContent(), 'The timeline appears once memrec view has built the allocation table (42 % done).');
-  assert.equal(await page.locator('#buckets').count(), 0);
-  await page.screenshot({ path: join(images, 'view-building.png'), fullPage: true });
+  const note = page.locator('#early-note .building');
+  assert.equal(await note.textContent(),
+    'Ranges, instants and a timeline in finer buckets come once memrec view has built the allocation table (42 % done).');
+  assert.equal(await page.locator('#buckets').count(), 1, 'the timeline is drawn');
+  // a drag across it selects nothing yet, and a click picks no instant
+  const over = await page.locator('.chart .u-over').first().boundingBox();
+  const y = over.y + over.height / 2;
+  await page.mouse.move(over.x + over.width * 0.3, y);
+  await page.mouse.down();
+  await page.mouse.move(over.x + over.width * 0.5, y, { steps: 4 });
+  await page.mouse.move(over.x + over.width * 0.7, y, { steps: 4 });
+  await page.mouse.up();
+  await page.mouse.click(over.x + over.width * 0.4, y);
+  assert.doesNotMatch(page.url(), /from=|at=/);
   // the page asks again every 2 s and keeps the percent current
+  percent = 57;
   table.set(57);
   await page.waitForFunction(() => document.querySelector('#view .building-percent')?.textContent === '57 %');
+  assert.equal(await page.locator('#context').textContent(), 'Whole recording.');
+  await page.screenshot({ path: join(images, 'view-building.png'), fullPage: true });
+  percent = null;
   table.set(null);
-  await page.locator('#buckets').waitFor();
-  assert.equal(await note.count(), 0);
+  await page.locator('#early-note').waitFor({ state: 'detached' });
+  assert.match(await page.locator('#view .detail').first().textContent(), /Drag on the timeline to select a range/);
+  assert.match(await page.locator('#context').textContent(), /drag on the overview's timeline/);
   await page.getByRole('region', { name: 'Leaked' }).waitFor();
+  await page.unroute(timeline);
   await table.done();
 });
 

@@ -30,14 +30,15 @@ function renderWhenBuilt(dumpId) {
   const tick = async () => {
     let table = null;
     try {
-      const list = await api.dumps();
-      table = list.dumps.find((d) => String(d.id) === dumpId)?.table ?? null;
+      dumps = await api.dumps();
+      table = dumps.dumps.find((d) => String(d.id) === dumpId)?.table ?? null;
     } catch {
       polling = null; // the server is gone: the next view says so
       return;
     }
     if (table?.state === 'building' && readState().dump === dumpId) {
       for (const span of document.querySelectorAll('.building-percent')) span.textContent = `${table.percent} %`;
+      updateChips(readState());
       polling = setTimeout(tick, 2000);
       return;
     }
@@ -69,7 +70,13 @@ function updateChips(state) {
   if (state.at !== undefined) {
     parts.push(chip('Instant', `Instant ${duration(Number(state.at))}`, `${state.at} ns`, () => navigate({ at: null })));
   }
-  if (parts.length === 0) parts.push(el('span', { class: 'detail' }, 'Whole recording: drag on the overview\'s timeline to select a range.'));
+  // No range to drag while the dump's allocation table is built.
+  const table = dumps?.dumps.find((d) => String(d.id) === state.dump)?.table;
+  const ranges = table === undefined || table.state === 'ready';
+  if (parts.length === 0) {
+    parts.push(el('span', { class: 'detail' },
+      ranges ? 'Whole recording: drag on the overview\'s timeline to select a range.' : 'Whole recording.'));
+  }
   box.replaceChildren(...parts);
 }
 
@@ -115,8 +122,8 @@ async function render() {
     if (mine === generation && e.building !== undefined) {
       // The server's sentence names the percent too, which the poll would leave behind.
       root.replaceChildren(el('h2', {}, 'Building the allocation table'), buildingNote('This view appears', e.building),
-        el('p', { class: 'detail' }, 'memrec view served this dump before its allocation table, which ranges, the ' +
-          'timeline, instants and the allocation list need. The whole run\'s figures, call sites and flamegraphs are ready.'));
+        el('p', { class: 'detail' }, 'memrec view served this dump before its allocation table, which ranges, ' +
+          'instants and the allocation list need. The whole run\'s figures, timeline, call sites and flamegraphs are ready.'));
       root.dataset.rendered = location.hash;
       renderWhenBuilt(state.dump);
     } else if (mine === generation) {

@@ -54,32 +54,35 @@ function rangeNote(s, state) {
     `Figures for ${duration(from)} – ${duration(to)}: allocations made in the range; leaked means still live at its end.`);
 }
 
+// Above a timeline drawn before the dump's allocation table is built (or
+// when it will not be): what comes with the table.
+function earlyNote(table) {
+  if (table.state === 'failed') {
+    return el('p', { class: 'detail', id: 'early-note' },
+      `The whole recording. Ranges and instants are not available: ${table.error}`);
+  }
+  return el('div', { id: 'early-note' }, el('p', { class: 'detail' }, 'The whole recording.'),
+    buildingNote('Ranges, instants and a timeline in finer buckets come', table.percent));
+}
+
 export async function renderOverview(root, state, navigate, context) {
   // The timeline shows the whole run with the range shaded, or (`tz=1`) only the range.
   const zoomed = state.tz === '1' && hasRange(state);
   // A large dump is served before its allocation table: the whole run's
-  // summary comes at once, the timeline once the table is built.
+  // summary and timeline come at once (the timeline in the report's coarser
+  // buckets, `table` saying so), a range's timeline once the table is built.
+  // A range's figures wait for the table: their 503 shows the app's building view.
   const [summary, timeline] = await Promise.all([
     api.summary(state.dump, rangeParams(state)),
-    api.timeline(state.dump, zoomed ? rangeParams(state) : {}).catch((e) => {
-      if (e.building === undefined) throw e;
-      return { building: e.building };
-    })]);
-  if (timeline.building !== undefined) {
-    root.replaceChildren(el('h2', {}, 'Overview'),
-      el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
-      el('p', { class: 'detail' }, 'The whole recording; ranges and instants come with the timeline.'),
-      cards(summary), el('h2', {}, 'Heap over time'),
-      el('div', { class: 'timeline' }, buildingNote('The timeline appears', timeline.building)));
-    context.whenBuilt?.();
-    return;
-  }
+    api.timeline(state.dump, zoomed ? rangeParams(state) : {})]);
   const n = timeline.time_ns.length;
   const endNs = context.dump?.duration_ns ?? (n > 0 ? timeline.time_ns[n - 1] + timeline.bucket_ns : 0);
+  // The whole run's timeline before the table: drawn, but no range or instant to pick yet.
+  const early = timeline.table !== undefined && timeline.table.state !== 'ready';
   root.replaceChildren(
     el('h2', {}, 'Overview'),
     el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
-    rangeNote(summary, state),
+    early ? earlyNote(timeline.table) : rangeNote(summary, state),
     cards(summary),
     el('div', { class: 'toolbar' }, el('h2', {}, 'Heap over time'),
       hasRange(state) ? el('label', { class: 'check' },
@@ -91,7 +94,7 @@ export async function renderOverview(root, state, navigate, context) {
     box.append(el('p', { class: 'empty' }, 'This dump has no heap events to draw.'));
   } else {
     const marked = zoomed ? { at: state.at } : { from: state.from, to: state.to, at: state.at };
-    drawTimeline(box, timeline, marked, zoomed ? Number(state.to ?? endNs) : endNs, {
+    drawTimeline(box, timeline, marked, zoomed ? Number(state.to ?? endNs) : endNs, early ? null : {
       onRange: (from, to) => navigate({ from: String(from), to: String(to) }),
       onInstant: (at) => navigate({ at: String(at) }),
     });
@@ -104,5 +107,6 @@ export async function renderOverview(root, state, navigate, context) {
         `Recording was off (grey): ${off.map(([a, b]) => `${duration(a)} – ${duration(b)}`).join(', ')}.`));
     }
   }
-  if (state.at !== undefined) root.append(await instantPanel(state, () => navigate({ at: null })));
+  if (early && timeline.table.state === 'building') context.whenBuilt?.();
+  if (state.at !== undefined && !early) root.append(await instantPanel(state, () => navigate({ at: null })));
 }

@@ -53,8 +53,10 @@ function marks(marked, start, end) {
   };
 }
 
-// A drag selects a range, a click (under 3 px of movement) an instant.
+// A drag selects a range, a click (under 3 px of movement) an instant;
+// without handlers, neither (a timeline drawn before ranges can be asked).
 function pointerHooks(handlers) {
+  if (!handlers) return {};
   return {
     ready: [(u) => {
       let downX = null;
@@ -94,7 +96,7 @@ const rateTick = (v) => {
 const timeAxis = { label: 'time since start', space: 70, values: (_, ticks) => ticks.map(tick) };
 const timeSeries = { label: 'time', value: (_, v) => (v === null ? '—' : duration(Math.round(v * 1e9))) };
 
-function heapChart(t, width, draw, hooks, sync) {
+function heapChart(t, width, draw, hooks, sync, drag) {
   const x = t.time_ns.map((ns) => ns / 1e9);
   const series = [timeSeries,
     { label: 'heap', stroke: '#2864c8', fill: 'rgba(40,100,200,0.10)', value: (_, v) => bytes(v) },
@@ -113,7 +115,7 @@ function heapChart(t, width, draw, hooks, sync) {
   const opts = {
     width, height: 260, series,
     scales: { x: { time: false } },
-    cursor: { drag: { x: true, y: false, setScale: false }, sync: { key: sync } },
+    cursor: { drag: { x: drag, y: false, setScale: false }, sync: { key: sync } },
     axes: [timeAxis,
       { label: 'bytes', size: 80, incrs: byteIncrs, values: (_, ticks) => ticks.map(byteTick) },
       { scale: 'count', side: 1, size: 50, label: 'live blocks', grid: { show: false }, values: (_, ticks) => ticks.map(integer) }],
@@ -122,13 +124,13 @@ function heapChart(t, width, draw, hooks, sync) {
   return [opts, data];
 }
 
-function rateChart(t, width, draw, hooks, sync) {
+function rateChart(t, width, draw, hooks, sync, drag) {
   const x = t.time_ns.map((ns) => ns / 1e9);
   const perSecond = (counts) => counts.map((c) => (c === null ? null : (c * 1e9) / t.bucket_ns));
   const opts = {
     width, height: 150,
     scales: { x: { time: false } },
-    cursor: { drag: { x: true, y: false, setScale: false }, sync: { key: sync } },
+    cursor: { drag: { x: drag, y: false, setScale: false }, sync: { key: sync } },
     series: [timeSeries,
       { label: 'allocations/s', stroke: '#7c3aed', value: (_, v) => (v === null ? '—' : integer(Math.round(v))) },
       { label: 'frees/s', stroke: '#0e9384', dash: [4, 3], value: (_, v) => (v === null ? '—' : integer(Math.round(v))) }],
@@ -142,7 +144,8 @@ function rateChart(t, width, draw, hooks, sync) {
 
 // Draws the charts into `box`. marked: {from, to, at}; endNs: where the
 // drawn span ends (the dump's duration, or the range's end), for the last
-// recording-off period.
+// recording-off period; handlers: {onRange, onInstant}, or null for a chart
+// that only shows.
 export function drawTimeline(box, t, marked, endNs, handlers) {
   const width = Math.max(400, document.getElementById('view').clientWidth - 60);
   const draw = marks({ ...marked, recording: t.recording }, t.range?.from_ns ?? 0, endNs);
@@ -150,10 +153,10 @@ export function drawTimeline(box, t, marked, endNs, handlers) {
   const sync = `memrec-${Math.random()}`;
   const heap = el('div', { class: 'chart', role: 'img', 'aria-label': 'Heap bytes, RSS and live blocks over time' });
   box.append(heap);
-  new uPlot(...heapChart(t, width, draw, hooks, sync), heap);
+  new uPlot(...heapChart(t, width, draw, hooks, sync, Boolean(handlers)), heap);
   if (Array.isArray(t.alloc_count) && Array.isArray(t.free_count)) {
     const rates = el('div', { class: 'chart', role: 'img', 'aria-label': 'Allocations and frees per second' });
     box.append(rates);
-    new uPlot(...rateChart(t, width, draw, hooks, sync), rates);
+    new uPlot(...rateChart(t, width, draw, hooks, sync, Boolean(handlers)), rates);
   }
 }

@@ -5,11 +5,13 @@
 // beside the report.
 #include <doctest/doctest.h>
 
+#include <bit>
 #include <fstream>
 #include <map>
 #include <string>
 
 #include "model/allocation_table.h"
+#include "model/heap_timeline.h"
 #include "reports/heap_report.h"
 #include "server/view_api.h"
 #include "server/view_model.h"
@@ -52,6 +54,33 @@ std::string churn_dump() {
   return testing::write_temp_file(b.bytes(), "view_api.dat");
 }
 
+// Over 3 ms, so that the report's pass widens its timeline's buckets: two
+// threads, blocks freed on the other one, 500 of them twice and one address
+// never allocated (501 frees of no live block), an allocation over a live
+// block, RSS samples, and leaks.
+std::string long_dump() {
+  testing::DumpBuilder b;
+  const std::uint64_t s1[] = {0x401000, 0x402000};
+  const std::uint64_t s2[] = {0x403000};
+  b.frame([&](format::RecordEncoder& e) {
+    e.stack(1, 0, 0, s1);
+    e.stack(2, 0, 0, s2);
+    e.thread(10);
+    for (std::uint64_t i = 0; i < 1500; ++i) {
+      e.alloc(AllocFn::kMalloc, kT0 + 1000 * i + 7, 0x100000 + 0x100 * i, 16 + i % 200, 1 + i % 2);
+      if (i % 3 == 0) e.free(kT0 + 1000 * i + 500, 0x100000 + 0x100 * (i / 2));
+    }
+    e.rss(kT0 + 700'000, 5 << 20);
+    e.rss(kT0 + 700'100, 6 << 20);
+    e.free(kT0 + 1'500'000, 0xdead000);                                            // no recorded block
+    e.alloc(AllocFn::kMalloc, kT0 + 1'500'001, 0x100000 + 0x100 * 1499, 4096, 2);  // over a live one
+    e.thread(11);
+    for (std::uint64_t i = 0; i < 1500; ++i) e.free(kT0 + 1'600'000 + 900 * i, 0x100000 + 0x100 * i);
+    e.end(kT0 + 3'100'000);
+  });
+  return testing::write_temp_file(b.bytes(), "view_api_long.dat");
+}
+
 server::ParamFn params(std::map<std::string, std::string> values) {
   return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
     const auto it = values.find(name);
@@ -66,6 +95,23 @@ server::ViewDump load(const std::string& path, Symbolizer& symbolizer, Allocatio
   REQUIRE(report.ok());
   server::ViewDump dump;
   dump.report = std::move(*report);
+  server::index_site_labels(dump);
+  server::set_whole_run(dump);
+  return dump;
+}
+
+// A dump as view_command.cpp loads one it serves before its table: with the
+// whole run's timeline from the report's pass.
+server::ViewDump load_early(const std::string& path, Symbolizer& symbolizer) {
+  const auto start = dump_start_ns(path);
+  REQUIRE(start.ok());
+  HeapTimeline timeline(*start);
+  auto report = build_heap_report(path, RelativeWindow{}, LoadOptions{2}, symbolizer, &timeline, nullptr);
+  REQUIRE(report.ok());
+  server::ViewDump dump;
+  dump.report = std::move(*report);
+  timeline.extend_to(dump.end_ns());
+  dump.early_timeline = std::move(timeline);
   server::index_site_labels(dump);
   server::set_whole_run(dump);
   return dump;
@@ -124,6 +170,78 @@ TEST_SUITE("server/view_api") {
     check_building(server::api_allocation(data, "0", "0"), 30);
     // Bad parameters are still refused as such.
     CHECK(server::api_sites(data, "0", params({{"sort", "nope"}})).error->status == 400);
+  }
+
+  TEST_CASE("before its table, the whole run's timeline is the report's pass's, bucket for bucket the table's") {
+    // given a dump served before its table, and the same dump with its table
+    for (const bool spread : {false, true}) {
+      CAPTURE(spread);
+      const std::string path = spread ? long_dump() : churn_dump();
+      const std::uint64_t end = spread ? 3'100'000 : 40'000;
+      Symbolizer symbolizer(SymbolizerOptions{{}, 1});
+      server::ViewData data;
+      data.dumps.push_back(load_early(path, symbolizer));
+      data.dumps[0].slot->progress(1, 4);
+      AllocationTableBuilder beside;
+      data.dumps.push_back(load(path, symbolizer, &beside));
+      publish(data.dumps[1], beside);
+
+      // when the page asks for the whole run's timeline while the table is built
+      const json early = body_of(server::api_timeline(data, "0", params({})));
+
+      // then it comes at once, says the table is still built, and its buckets are 2^k µs wide
+      CHECK(early["table"] == json{{"state", "building"}, {"percent", 25}});
+      const std::uint64_t width = early["bucket_ns"];
+      CHECK(width >= 1000);
+      CHECK(std::has_single_bit(width / 1000));
+      CHECK(width % 1000 == 0);
+      const std::size_t n = early["time_ns"].size();
+      CHECK(n <= 512);
+      CHECK(width == (spread ? 8000 : 1000));
+      CHECK((n - 1) * width <= end);  // the last bucket holds the run's end
+      CHECK(n * width > end);
+      // every figure is the one the table gives a range of 512 buckets of the same width
+      const json exact =
+          body_of(server::api_timeline(data, "1", params({{"from", "0"}, {"to", std::to_string(512 * width - 1)}})));
+      REQUIRE(exact["bucket_ns"] == width);
+      for (const char* column :
+           {"time_ns", "heap_bytes", "heap_max_bytes", "live_count", "alloc_count", "free_count", "rss_bytes"}) {
+        CAPTURE(column);
+        const json& all = exact[column];
+        CHECK(early[column] == json(std::vector<json>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n))));
+      }
+      CHECK(early["recording"] == body_of(server::api_timeline(data, "1", params({})))["recording"]);
+      std::uint64_t allocs = 0;
+      std::uint64_t frees = 0;
+      for (std::size_t i = 0; i < n; ++i) {
+        allocs += early["alloc_count"][i].get<std::uint64_t>();
+        frees += early["free_count"][i].get<std::uint64_t>();
+      }
+      CHECK(allocs == data.dumps[0].report.totals.allocations);
+      CHECK(frees == data.dumps[0].report.totals.frees);
+      if (spread) {
+        CHECK(data.dumps[0].report.totals.unmatched_frees == 501);
+        CHECK(data.dumps[0].report.totals.replaced_blocks == 1);
+        CHECK(std::any_of(early["rss_bytes"].begin(), early["rss_bytes"].end(),
+                          [](const json& v) { return v == 6 << 20; }));
+      }
+      // a range still waits for the table
+      check_building(server::api_timeline(data, "0", params({{"from", "0"}, {"to", "20000"}})), 25);
+      // and a table that will not come leaves the early timeline, saying why
+      server::ViewData failed;
+      failed.dumps.push_back(load_early(path, symbolizer));
+      failed.dumps[0].slot->fail("it changed.");
+      const json kept = body_of(server::api_timeline(failed, "0", params({})));
+      CHECK(kept["table"] == json{{"state", "failed"}, {"error", "it changed."}});
+      CHECK(kept["heap_bytes"] == early["heap_bytes"]);
+
+      // and once the table is there, the whole run's timeline is the table's
+      AllocationTableBuilder later;
+      REQUIRE(replay_into(path, LoadOptions{2}, later).ok());
+      publish(data.dumps[0], later);
+      CHECK(body_of(server::api_timeline(data, "0", params({}))) ==
+            body_of(server::api_timeline(data, "1", params({}))));
+    }
   }
 
   TEST_CASE("a table that will not come says why, and nothing waits for it") {
