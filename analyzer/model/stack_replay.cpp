@@ -69,8 +69,8 @@ void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thr
 
 void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread,
                             std::span<std::uint32_t> released) {
-  run(
-      events, [thread](std::size_t) { return thread; }, released);
+  const auto thread_of = [thread](std::size_t) { return thread; };
+  timeline_ != nullptr ? run<true>(events, thread_of, released) : run<false>(events, thread_of, released);
 }
 
 void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads) {
@@ -79,8 +79,8 @@ void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const s
 
 void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const std::uint32_t> threads,
                             std::span<std::uint32_t> released) {
-  run(
-      events, [threads](std::size_t i) { return threads[i]; }, released);
+  const auto thread_of = [threads](std::size_t i) { return threads[i]; };
+  timeline_ != nullptr ? run<true>(events, thread_of, released) : run<false>(events, thread_of, released);
 }
 
 inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
@@ -108,20 +108,19 @@ inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
 
 // The live block's slot is fetched a few events ahead: churn's replay waits
 // on it otherwise (10 ms of 0.32 s).
-// With a timeline, the events of each of its buckets are summed here, in
-// locals the compiler keeps in registers, and handed over when the bucket or
-// the span ends.
-template <typename ThreadOf>
+// With a timeline (kTimed), the events of each of its buckets are summed
+// here, in locals the compiler keeps in registers, and handed over when the
+// bucket or the span ends; without, none of it is compiled in.
+template <bool kTimed, typename ThreadOf>
 void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std::span<std::uint32_t> released) {
   constexpr std::size_t kAhead = 8;
-  const bool timed = timeline_ != nullptr;
   HeapTimeline::Run bucket;
   bool pending = false;
   for (std::size_t i = 0; i < events.size(); ++i) {
     if (i + kAhead < events.size()) live_.prefetch(events[i + kAhead].addr);
     const HeapEvent& e = events[i];
     const bool heap_event = e.op == HeapOp::kAlloc || e.op == HeapOp::kFree;
-    if (timed && heap_event && e.time_ns >= timeline_until_) {
+    if (kTimed && heap_event && e.time_ns >= timeline_until_) {
       if (pending) timeline_->add(bucket);
       bucket = {};
       pending = false;
@@ -129,7 +128,7 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
     }
     step(e, thread_of(i));
     if (!released.empty()) released[i] = released_;
-    if (timed && heap_event) {
+    if (kTimed && heap_event) {
       // Every allocation and free, also those outside the window: massif
       // draws the heap from the dump's start. A free that released a row
       // matched a block; one that did not leaves the heap as it was.
@@ -146,7 +145,7 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
       pending = true;
     }
   }
-  if (pending) timeline_->add(bucket);
+  if (kTimed && pending) timeline_->add(bucket);
 }
 
 void StackReplay::note_timeline(const HeapEvent& e) {

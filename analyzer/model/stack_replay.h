@@ -107,8 +107,9 @@ class StackReplay final : public OrderedEventSink {
   void enter_window();
   void step(const HeapEvent& e, std::uint32_t thread);
   void note_timeline(const HeapEvent& e);  // after step(e) of a single event, when there is a timeline
-  // Steps through `events`, thread_of(i) being events[i]'s thread; fills `released` unless empty.
-  template <typename ThreadOf>
+  // Steps through `events`, thread_of(i) being events[i]'s thread; fills
+  // `released` unless empty; kTimed: timeline_ is set.
+  template <bool kTimed, typename ThreadOf>
   void run(std::span<const HeapEvent> events, ThreadOf thread_of, std::span<std::uint32_t> released);
   std::uint32_t column_of(StackId stack);
   std::uint32_t grow_columns(std::uint32_t stack);  // column_of's rare case: a new or hostile id
