@@ -34,16 +34,10 @@ void HeapTimeline::halve() {
 }
 
 std::size_t HeapTimeline::index_of(std::uint64_t time_ns) {
-  if (time_ns >= last_from_ && time_ns < last_to_) return last_index_;
   const std::uint64_t offset = time_ns > start_ns_ ? time_ns - start_ns_ : 0;
   while (offset / bucket_ns_ >= 2 * kMaxBuckets) halve();
   const auto i = static_cast<std::size_t>(offset / bucket_ns_);
   if (i >= buckets_.size()) buckets_.resize(i + 1);
-  if (time_ns >= start_ns_) {
-    last_from_ = start_ns_ + i * bucket_ns_;
-    last_to_ = last_from_ + bucket_ns_;
-    last_index_ = i;
-  }
   return i;
 }
 

@@ -57,8 +57,8 @@ class HeapTimeline {
     bool changed = false;  // heap_max_bytes is set
   };
   void add(const Run& run);
-  // The end (exclusive) of the bucket that holds `time_ns`, which the next
-  // add() may no longer widen: a Run ends there.
+  // The end (exclusive) of the bucket that holds `time_ns`, widening the
+  // buckets first if they do not reach it: a Run sums events before it.
   std::uint64_t bucket_end(std::uint64_t time_ns);
   void add_rss(std::uint64_t time_ns, std::uint64_t rss_bytes);
   void add_rss(std::span<const reader::RssRecord> samples);
@@ -79,12 +79,6 @@ class HeapTimeline {
   std::uint64_t start_ns_;
   std::uint64_t bucket_ns_;
   std::vector<TimelineBucket> buckets_;
-  // The bucket of the last index_of(), [from, to): the next add()'s, nearly
-  // always, found without a division. index_of() sets it again after every
-  // halve().
-  std::uint64_t last_from_ = 0;
-  std::uint64_t last_to_ = 0;
-  std::size_t last_index_ = 0;
 };
 
 }  // namespace memrec::analyzer

@@ -61,8 +61,8 @@ void StackReplay::enter_window() {
 }
 
 void StackReplay::on_event(const HeapEvent& e, std::uint32_t thread) {
-  step(e, thread);
-  if (timeline_ != nullptr) note_timeline(e);
+  if (timeline_ == nullptr) return step(e, thread);
+  run<true>({&e, 1}, [thread](std::size_t) { return thread; }, {});
 }
 
 void StackReplay::on_events(std::span<const HeapEvent> events, std::uint32_t thread) { on_events(events, thread, {}); }
@@ -146,14 +146,6 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
     }
   }
   if (kTimed && pending) timeline_->add(bucket);
-}
-
-void StackReplay::note_timeline(const HeapEvent& e) {
-  if (e.op != HeapOp::kAlloc && e.op != HeapOp::kFree) return;
-  const TimelineEvent what = e.op == HeapOp::kAlloc ? TimelineEvent::kAllocation
-                             : released_ != kNoRow  ? TimelineEvent::kFree
-                                                    : TimelineEvent::kUnmatchedFree;
-  timeline_->add(e.time_ns, what, live_total_, live_blocks_);
 }
 
 [[gnu::always_inline]] inline bool StackReplay::next_selected() {

@@ -106,7 +106,6 @@ class StackReplay final : public OrderedEventSink {
   void touch(std::uint32_t stack);
   void enter_window();
   void step(const HeapEvent& e, std::uint32_t thread);
-  void note_timeline(const HeapEvent& e);  // after step(e) of a single event, when there is a timeline
   // Steps through `events`, thread_of(i) being events[i]'s thread; fills
   // `released` unless empty; kTimed: timeline_ is set.
   template <bool kTimed, typename ThreadOf>
