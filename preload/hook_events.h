@@ -13,16 +13,33 @@
 
 namespace memrec::preload {
 
+// HOT PATH. Where the stack of an allocation starts: the frame of an
+// operator new of ours that forwarded to the call being recorded, taken once
+// (cxx_hooks.cpp), else `here`, the hook's own frame.
+[[gnu::always_inline]] inline StackStart take_stack_start(const StackStart& here) {
+  if (t_thread.forward_pc == 0) [[likely]]
+    return here;
+  const StackStart outer{t_thread.forward_pc, t_thread.forward_sp, t_thread.forward_bp, true};
+  t_thread.forward_pc = 0;
+  return outer;
+}
+
 // Records an allocation if recording, counting a nested one as missed.
 [[gnu::always_inline]] inline void on_alloc(format::AllocFn fn, const void* p, std::size_t size) {
-  if (p == nullptr) return;
+  if (p == nullptr) {
+    // A failed malloc under operator new: its retry after the new-handler,
+    // or the bad_alloc thrown past our frame, must not find the start set.
+    t_thread.forward_pc = 0;
+    return;
+  }
   if (HookScope::active()) [[unlikely]] {
     count_miss(recording_allocs());
     return;
   }
+  const StackStart from = take_stack_start(stack_here());
   if (!recording_allocs()) return;
   HookScope scope;
-  record_alloc(stack_here(), fn, p, size);
+  record_alloc(from, fn, p, size);
 }
 
 // Records a free (also while paused: see FORMAT.md, "Recording"). Call it

@@ -22,6 +22,13 @@ struct ThreadState {
   ThreadBuffer* buffer;      // mapped on the thread's first recorded event
   std::uint64_t last_stamp;  // order_stamp() never goes backwards on a thread
   bool probe_hit;            // a hook was reached under HookDepth::kProbe
+  // Where the stack of the allocation being forwarded starts: set by an
+  // operator new of ours while the next operator new runs, so the malloc it
+  // reaches walks from our operator new's frame and no frame of the next
+  // allocator, nor ours, is recorded (cxx_hooks.cpp). pc 0: none.
+  std::uintptr_t forward_pc;
+  std::uintptr_t forward_sp;
+  std::uintptr_t forward_bp;
 };
 
 extern __thread ThreadState t_thread __attribute__((tls_model("initial-exec")));

@@ -413,6 +413,10 @@ void unwind_init() {
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
+// The frames of another allocator's operator new between our hook and our
+// operator new that forwarded to it (libstdc++'s is one frame).
+constexpr std::size_t kMaxForwardedFrames = 4;
+
 Backtrace capture_backtrace(UnwindCache& c, const StackStart& from, std::uint64_t* ips, std::size_t max_depth) {
   static_assert(sizeof(void*) == sizeof(std::uint64_t));
   const std::size_t limit = max_depth + 1 + kUnwindOwnFrames;
@@ -441,6 +445,16 @@ Backtrace capture_backtrace(UnwindCache& c, const StackStart& from, std::uint64_
   std::size_t skip = 0;
   while (skip < got && g_unwinder.contains(ips[skip])) ++skip;
   while (skip < got && g_self.contains(ips[skip])) ++skip;
+  if (from.forwarded) {
+    // Our hook, the next allocator's operator new, then ours: cut up to the
+    // program's caller of ours (a few frames at most; else keep them all).
+    std::size_t next = skip;
+    while (next < got && next - skip < kMaxForwardedFrames && !g_self.contains(ips[next])) ++next;
+    if (next < got && g_self.contains(ips[next])) {
+      while (next < got && g_self.contains(ips[next])) ++next;
+      skip = next;
+    }
+  }
   got -= skip;
   const bool truncated = got > max_depth;
   const std::size_t kept = truncated ? max_depth : got;

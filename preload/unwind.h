@@ -42,6 +42,10 @@ struct StackStart {
   std::uintptr_t pc;
   std::uintptr_t sp;
   std::uintptr_t bp;
+  // The frame is an operator new of ours that forwarded to the next one,
+  // which called the hook now recording (hook_events.h): libunwind's walk,
+  // which starts further in, cuts that allocator's frames too.
+  bool forwarded;
 };
 
 // HOT PATH. This point of the calling function, for capture_backtrace().
@@ -52,7 +56,7 @@ struct StackStart {
 // unwind tables on x86-64), and the slots it names for the return address and
 // a saved rbp stay put for the frame's life.
 [[gnu::always_inline]] inline StackStart stack_here() {
-  StackStart s{0, 0, 0};
+  StackStart s{0, 0, 0, false};
 #if defined(__x86_64__)
   asm volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2" : "=r"(s.pc), "=r"(s.sp), "=r"(s.bp));
 #endif

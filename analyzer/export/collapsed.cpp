@@ -44,6 +44,8 @@ std::string export_collapsed(const std::vector<const HeapReport*>& reports, Expo
       std::string stack;
       if (reports.size() > 1) stack = folded_name(SiteFrame{process_frame_name(*r), {}, 0, {}, 0, false});
       frames.assign(site.frames.begin(), site.frames.end());
+      // The leaf is the site's label frame: library frames under it are trimmed.
+      frames.erase(frames.begin(), frames.begin() + std::min<std::size_t>(site.label_frame, frames.size()));
       for (auto f = frames.rbegin(); f != frames.rend(); ++f) {
         if (!named[*f]) {
           names[*f] = folded_name(r->sites.frames[*f]);

@@ -60,6 +60,9 @@ class ProfileBuilder {
   }
 
   void add_report(const HeapReport& r, bool label_pid) {
+    // The main executable is the first mapping: go tool pprof names the
+    // profile's `File:` after it.
+    if (mappings_.empty() && !r.dump.header.exe_path.empty()) mapping_id(r, main_module(r));
     for (const CallSite& site : r.sites.sites) {
       const std::uint64_t inuse_bytes = site.leaked_bytes;  // runtime sites too: live at the end
       if (site.allocations == 0 && inuse_bytes == 0) continue;
@@ -107,7 +110,12 @@ class ProfileBuilder {
   std::vector<std::uint64_t> locations_of(const HeapReport& r, const CallSite& site) {
     std::vector<std::uint64_t> ids;
     std::vector<std::uint32_t> group;
+    std::uint32_t at = 0;
     for (const std::uint32_t f : site.frames) {
+      // Library frames under the label frame are trimmed, as Go's runtime
+      // trims its allocator: the program's allocating function is the leaf,
+      // its flat figures the program's own (none trimmed with raw_frames).
+      if (at++ < site.label_frame) continue;
       group.push_back(f);
       if (!r.sites.frames[f].inlined) {
         ids.push_back(location(r, group));
@@ -158,6 +166,20 @@ class ProfileBuilder {
     }
     locations_.push_back(std::move(loc));
     return id;
+  }
+
+  // The recorded module of the executable (its path as the module map has
+  // it, which is the one frames name), else the header's path.
+  static std::string main_module(const HeapReport& r) {
+    const std::string& exe = r.dump.header.exe_path;
+    for (const ModuleInfo& m : r.dump.modules) {
+      if (m.path == exe) return m.path;
+    }
+    for (const ModuleInfo& m : r.dump.modules) {
+      const std::size_t slash = exe.rfind('/');
+      if (!m.path.empty() && m.path.ends_with(slash == std::string::npos ? exe : exe.substr(slash))) return m.path;
+    }
+    return exe;
   }
 
   std::uint64_t mapping_id(const HeapReport& r, const std::string& path) {

@@ -19,6 +19,7 @@
 
 #include "model/module_map.h"
 #include "reports/runtime_frames.h"
+#include "reports/site_label.h"
 #include "symbolize/parallel.h"
 #include "symbolize/symbolizer.h"
 
@@ -486,6 +487,7 @@ CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, 
   while (placed < keyed) place(pending[placed++ % kAhead]);
   interner.list_frames(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
   classify(out);
+  label_sites(out);
   return out;
 }
 

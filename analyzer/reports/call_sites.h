@@ -105,6 +105,11 @@ struct CallSite {
   std::uint64_t leaked_count = 0;
   std::uint64_t peak_bytes = 0;
   std::uint32_t stack_ids = 0;  // how many recorded stacks merged into it
+  // The position in `frames` of the frame that names the site (site_label.h):
+  // its innermost frame of the program's own code; 0 with --raw-frames.
+  std::uint32_t label_frame = 0;
+  // Set by group_by_label() only: the frames of each site merged into this one.
+  std::vector<SiteFrames> paths;
 };
 
 struct CallSites {
@@ -113,6 +118,8 @@ struct CallSites {
   // The site each symbolized stack id went into (stacks with a figure only):
   // for exports that replay events by stack (export/heaptrack.cpp).
   std::unordered_map<std::uint32_t, std::uint32_t> site_of_stack;
+  // Sites are labelled by their innermost frame, not the program's (site_label.h).
+  bool raw_frames = false;
 };
 
 // What the symbolizer needs to know of a recorded module.

@@ -33,7 +33,8 @@ class FlameTree {
 
   explicit FlameTree(std::string root = "all") : nodes_(1), labels_{std::move(root)}, index_(1024, 0) {}
 
-  // Adds `value` to `slot` of the root and of every frame of `site`, a site
+  // Adds `value` to `slot` of the root and of every frame of `site` from its
+  // label frame out (site_label.h), a site
   // of `sites`, under a frame named `outer` when that is not empty (the
   // process of each dump in an export of several). Sites of one CallSites
   // are added together, before another's.
@@ -44,7 +45,12 @@ class FlameTree {
       label_of_frame_.assign(sites.frames.size(), 0);
     }
     path_labels_.clear();
-    for (const std::uint32_t f : site.frames) path_labels_.push_back(label(sites, f));
+    // Leaves are the sites' label frames: the library frames folded under
+    // them are left out, as pprof leaves out Go's allocator (none with raw_frames).
+    std::uint32_t at = 0;
+    for (const std::uint32_t f : site.frames) {
+      if (at++ >= site.label_frame) path_labels_.push_back(label(sites, f));
+    }
     if (!outer.empty()) path_labels_.push_back(intern(outer));
     std::reverse(path_labels_.begin(), path_labels_.end());  // outermost first
     std::size_t k = 0;

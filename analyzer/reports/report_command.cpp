@@ -11,6 +11,7 @@
 #include "exit_codes.h"
 #include "reports/progress_bar.h"
 #include "reports/report_output.h"
+#include "reports/site_label.h"
 #include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
 
@@ -63,6 +64,8 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
       err << "memrec: " << report->stopped->message << " (the report covers the frames before it)\n";
       status = std::max(status, kExitBadInput);
     }
+    if (options.raw_frames) use_raw_frames(report->sites);
+    if (options.group_by_label) report->sites = group_by_label(report->sites);
     reports.push_back(std::move(*report));
   }
   const std::vector<std::string> all_warnings = symbolizer.warnings();

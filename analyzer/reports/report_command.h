@@ -17,7 +17,9 @@ struct ReportOptions {
   std::optional<std::string> to;
   std::vector<std::string> debug_dirs;
   unsigned threads = 0;
-  bool progress = true;  // a progress bar if stderr is a terminal
+  bool progress = true;         // a progress bar if stderr is a terminal
+  bool raw_frames = false;      // sites labelled by their innermost frame (site_label.h)
+  bool group_by_label = false;  // sites with the same label frame merged
 };
 
 // Writes the report of every file that loads (per process, in tree order) to

@@ -8,6 +8,7 @@
 
 #include "reports/first_use_numbering.h"
 #include "reports/json_writer.h"
+#include "reports/site_label.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -26,6 +27,13 @@ json frame_json(const SiteFrame& f) {
           {"offset", f.module_offset},
           {"inlined", f.inlined},
           {"label", frame_label(f)}};
+}
+
+json site_label_json(const CallSites& cs, const CallSite& s) {
+  const SiteLabel l = site_label(cs, s);
+  return {{"label_frame", s.frames.empty() ? json(nullptr) : json(l.frame)},
+          {"label", s.frames.empty() ? json(nullptr) : json(l.text)},
+          {"via", l.via.empty() ? json(nullptr) : json(l.via)}};
 }
 
 json site_figures_json(const CallSite& s) {
@@ -120,6 +128,9 @@ Listing list_sites(const HeapReport& r, std::size_t top) {
   }
   for (const std::uint32_t s : l.sites.used()) {
     for (const std::uint32_t f : r.sites.sites[s].frames) l.frames.use(f);
+    for (const SiteFrames& path : r.sites.sites[s].paths) {
+      for (const std::uint32_t f : path) l.frames.use(f);
+    }
   }
   return l;
 }
@@ -145,6 +156,17 @@ void write_heap_report(JsonWriter& w, const HeapReport& r, std::size_t top) {
     w.begin_array();
     for (const std::uint32_t f : site.frames) w.value(l.frames[f]);
     w.end_array();
+    w.members(site_label_json(r.sites, site));
+    if (!site.paths.empty()) {
+      w.key("paths");
+      w.begin_array();
+      for (const SiteFrames& path : site.paths) {
+        w.begin_array(Layout::kInline);
+        for (const std::uint32_t f : path) w.value(l.frames[f]);
+        w.end_array();
+      }
+      w.end_array();
+    }
     w.members(site_figures_json(site));
     w.end_object();
   }

@@ -19,7 +19,7 @@ namespace memrec::analyzer {
 // process-tree `order`, each ranking cut to its `top` sites, written to `out`
 // as it is made: memory holds the listing's indices, not the document.
 // `memrec export --format json` is this with every site. False if `out` failed.
-inline constexpr int kReportSchemaVersion = 2;
+inline constexpr int kReportSchemaVersion = 3;
 bool write_report_json(std::ostream& out, const std::vector<HeapReport>& reports, const std::vector<ProcessNode>& order,
                        std::size_t top, const std::set<std::string>& warnings);
 
@@ -42,6 +42,9 @@ nlohmann::json report_figures_json(const HeapReport& report, const WindowedFigur
 // FRAME and SITE objects of docs/analyzer.md, shared with `memrec view`.
 nlohmann::json frame_json(const SiteFrame& frame);
 nlohmann::json site_figures_json(const CallSite& site);
+// A site's label_frame (its position in the site's frames), label and via
+// (site_label.h); null for a site without frames.
+nlohmann::json site_label_json(const CallSites& sites, const CallSite& site);
 
 // The text section of one process, every line indented by two spaces per depth.
 std::string heap_report_text(const HeapReport& report, std::size_t depth, std::size_t top);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "reports/report_output.h"
+#include "reports/site_label.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -51,6 +52,11 @@ std::string site_figure(const CallSite& s, SiteRanking r) {
   return {};
 }
 
+std::string_view base_name(std::string_view path) {
+  const std::size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
 std::string frame_text(const SiteFrame& f) {
   std::string out = frame_label(f);
   if (!f.file.empty()) out += fmt::format(" ({}:{})", f.file, f.line);
@@ -58,10 +64,30 @@ std::string frame_text(const SiteFrame& f) {
   return out;
 }
 
+// The site's label line, then its frames; those folded under the label are
+// marked, and a site merged by --group label lists each path after the first.
 void append_site(std::string& out, const std::string& pad, const HeapReport& r, const CallSite& s, SiteRanking k) {
   out += fmt::format("{}  {}{}\n", pad, site_figure(s, k), s.truncated ? " (stack cut at max depth)" : "");
-  if (s.frames.empty()) out += fmt::format("{}      <no stack>\n", pad);
-  for (const std::uint32_t f : s.frames) out += fmt::format("{}      {}\n", pad, frame_text(r.sites.frames[f]));
+  if (s.frames.empty()) {
+    out += fmt::format("{}      <no stack>\n", pad);
+    return;
+  }
+  const SiteLabel label = site_label(r.sites, s);
+  const SiteFrame& named = r.sites.frames[s.frames[label.frame]];
+  out += fmt::format("{}    {}{}{}{}\n", pad, label.text,
+                     named.file.empty() ? std::string() : fmt::format(" ({}:{})", base_name(named.file), named.line),
+                     label.via.empty() ? "" : " via ", label.via);
+  const auto append_frames = [&](const SiteFrames& frames, std::uint32_t label_frame) {
+    std::uint32_t at = 0;
+    for (const std::uint32_t f : frames) {
+      out += fmt::format("{}      {}{}\n", pad, frame_text(r.sites.frames[f]), at++ < label_frame ? " [library]" : "");
+    }
+  };
+  if (s.paths.empty()) return append_frames(s.frames, label.frame);
+  for (std::size_t p = 0; p < s.paths.size(); ++p) {
+    out += fmt::format("{}    path {} of {}:\n", pad, p + 1, s.paths.size());
+    append_frames(s.paths[p], label_position(r.sites, s.paths[p]));
+  }
 }
 
 }  // namespace
