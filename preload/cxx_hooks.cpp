@@ -230,27 +230,30 @@ inline bool records(Op op) { return g_records[op].load(std::memory_order_relaxed
 // `args` are what follows the size. Inlined into the exported function,
 // whose frame the stack walk starts from.
 //
-// When the next operator new reaches our malloc (libstdc++'s does), that
-// malloc records, and its stack would start with the next operator new and
-// ours. So the outermost of our operator new frames (new[] calls new) is
-// left in t_thread as where the walk starts, and the malloc takes it
-// (hook_events.h). It is cleared here on return; a failed malloc clears it
-// too, so a bad_alloc thrown past this frame leaves nothing stale.
+// Every allocation made while the next operator new runs is this `new` to
+// the program: the block itself when that operator new calls our malloc
+// (libstdc++'s does), and what a new-handler or a thrown bad_alloc allocate.
+// Their stacks would start with the next operator new and ours, so the
+// outermost of our operator new frames (new[] calls new) is left in
+// t_thread as where their walks start (hook_events.h), and cleared on
+// return. An exception unwinding past this frame leaves it set; the next
+// hook sees it is stale.
 template <Op op, typename Fn, bool kThrows, typename... Args>
 [[gnu::always_inline]] inline void* forward_new(std::size_t size, std::size_t align, Args... args) {
   ensure_classified();
   const auto fn = next<Fn>(op);
-  const bool recorded_here = records(op);
-  const bool sets_start = !recorded_here && t_thread.forward_pc == 0 && !HookScope::active();
+  const bool sets_start = t_thread.forward_pc == 0 && !HookScope::active();
   if (sets_start) {
     const StackStart here = stack_here();
     t_thread.forward_sp = here.sp;
     t_thread.forward_bp = here.bp;
+    t_thread.forward_ra_at = reinterpret_cast<std::uintptr_t>(__builtin_dwarf_cfa()) - sizeof(std::uintptr_t);
+    t_thread.forward_ra = reinterpret_cast<std::uintptr_t>(__builtin_return_address(0));
     t_thread.forward_pc = here.pc;
   }
   void* p = fn != nullptr ? fn(size, args...) : new_without_runtime(size, align, kThrows);
   if (sets_start) t_thread.forward_pc = 0;
-  if (recorded_here) on_alloc(align != 0 ? AllocFn::kAlignedAlloc : AllocFn::kMalloc, p, size);
+  if (records(op)) on_alloc(align != 0 ? AllocFn::kAlignedAlloc : AllocFn::kMalloc, p, size);
   return p;
 }
 

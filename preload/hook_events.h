@@ -13,25 +13,32 @@
 
 namespace memrec::preload {
 
+// How far below the forwarding operator new's frame an allocation made
+// inside it can be: the next operator new, a new-handler, the C++ runtime
+// throwing bad_alloc take a few frames.
+inline constexpr std::uintptr_t kMaxForwardDepthBytes = 64 * 1024;
+
 // HOT PATH. Where the stack of an allocation starts: the frame of an
-// operator new of ours that forwarded to the call being recorded, taken once
-// (cxx_hooks.cpp), else `here`, the hook's own frame.
+// operator new of ours that forwarded to the call being recorded
+// (cxx_hooks.cpp), else `here`, the hook's own frame. That frame is live
+// while we run below it with its return address in place; a start left
+// behind when an exception unwound past it fails the test (the slot now
+// belongs to another call) and is dropped.
 [[gnu::always_inline]] inline StackStart take_stack_start(const StackStart& here) {
   if (t_thread.forward_pc == 0) [[likely]]
     return here;
-  const StackStart outer{t_thread.forward_pc, t_thread.forward_sp, t_thread.forward_bp, true};
+  const std::uintptr_t ra_at = t_thread.forward_ra_at;
+  if (here.sp < ra_at && ra_at - here.sp < kMaxForwardDepthBytes &&
+      *reinterpret_cast<const std::uintptr_t*>(ra_at) == t_thread.forward_ra) {
+    return StackStart{t_thread.forward_pc, t_thread.forward_sp, t_thread.forward_bp, true};
+  }
   t_thread.forward_pc = 0;
-  return outer;
+  return here;
 }
 
 // Records an allocation if recording, counting a nested one as missed.
 [[gnu::always_inline]] inline void on_alloc(format::AllocFn fn, const void* p, std::size_t size) {
-  if (p == nullptr) {
-    // A failed malloc under operator new: its retry after the new-handler,
-    // or the bad_alloc thrown past our frame, must not find the start set.
-    t_thread.forward_pc = 0;
-    return;
-  }
+  if (p == nullptr) return;
   if (HookScope::active()) [[unlikely]] {
     count_miss(recording_allocs());
     return;

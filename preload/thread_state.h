@@ -22,13 +22,15 @@ struct ThreadState {
   ThreadBuffer* buffer;      // mapped on the thread's first recorded event
   std::uint64_t last_stamp;  // order_stamp() never goes backwards on a thread
   bool probe_hit;            // a hook was reached under HookDepth::kProbe
-  // Where the stack of the allocation being forwarded starts: set by an
-  // operator new of ours while the next operator new runs, so the malloc it
-  // reaches walks from our operator new's frame and no frame of the next
-  // allocator, nor ours, is recorded (cxx_hooks.cpp). pc 0: none.
+  // Where the stacks of allocations made inside an operator new of ours start
+  // while the next operator new runs (cxx_hooks.cpp): that frame's pc, sp
+  // and bp, and where its return address is, with the value it must still
+  // hold (hook_events.h). pc 0: none.
   std::uintptr_t forward_pc;
   std::uintptr_t forward_sp;
   std::uintptr_t forward_bp;
+  std::uintptr_t forward_ra_at;
+  std::uintptr_t forward_ra;
 };
 
 extern __thread ThreadState t_thread __attribute__((tls_model("initial-exec")));

@@ -167,6 +167,10 @@ bool write_diff_json(std::ostream& out, const HeapReport& base, const HeapReport
     w.begin_array();
     for (const std::uint32_t f : s.frames) w.value(frames[f]);
     w.end_array();
+    const std::string via = s.frames.empty() ? std::string() : diff_site_via(d, s);
+    w.members(json{{"label_frame", s.frames.empty() ? json(nullptr) : json(s.label_frame)},
+                   {"label", s.frames.empty() ? json(nullptr) : json(diff_site_label(d, s))},
+                   {"via", via.empty() ? json(nullptr) : json(via)}});
     w.members(
         json{{"base", figures_json(s.base)}, {"new", figures_json(s.next)}, {"change", change_json(s.base, s.next)}});
     w.end_object();
@@ -206,11 +210,18 @@ std::string diff_text(const HeapReport& base, const HeapReport& next, const Heap
                        signed_text(change_of(s.base.peak_bytes, s.next.peak_bytes)),
                        signed_text(change_of(s.base.allocated_bytes, s.next.allocated_bytes)),
                        signed_text(change_of(s.base.allocations, s.next.allocations)));
+    if (!s.frames.empty()) {
+      const std::string via = diff_site_via(d, s);
+      out += fmt::format("    {}{}{}\n", diff_site_label(d, s), via.empty() ? "" : " via ", via);
+    }
+    std::uint32_t at = 0;
     for (const std::uint32_t id : s.frames) {
       const DiffFrame& f = d.frames[id];
+      const bool folded = at++ < s.label_frame;
       out += "      " + f.label;
       if (!f.file.empty()) out += fmt::format(" ({}:{})", f.file, f.line);
       if (f.inlined) out += " [inlined]";
+      if (folded) out += " [library]";
       out += "\n";
     }
   }

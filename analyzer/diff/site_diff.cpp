@@ -12,6 +12,8 @@
 #include <map>
 #include <string_view>
 
+#include "reports/site_label.h"
+
 namespace memrec::analyzer {
 namespace {
 
@@ -20,6 +22,7 @@ using SiteKey = std::vector<std::uint32_t>;
 
 struct Keyed {
   bool runtime = false;
+  std::uint32_t label_frame = 0;  // equal frames: the same label in both reports
   DiffFigures figures;
 };
 
@@ -95,6 +98,7 @@ std::map<SiteKey, Keyed> keyed_sites(const HeapReport& r, const std::vector<std:
     for (const std::uint32_t f : s.frames) key.push_back(ids[f]);
     Keyed& k = out[key];
     k.runtime = k.runtime || s.runtime;
+    k.label_frame = s.label_frame;
     add(k.figures, figures_of(s));
   }
   return out;
@@ -122,6 +126,7 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
     const auto it = n.find(key);
     SiteDiff s;
     s.frames = key;
+    s.label_frame = site.label_frame;
     s.runtime = site.runtime;
     s.base = site.figures;
     if (it == n.end()) {
@@ -137,6 +142,7 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
   for (auto& [key, site] : n) {
     SiteDiff s;
     s.frames = key;
+    s.label_frame = site.label_frame;
     s.runtime = site.runtime;
     s.next = site.figures;
     s.change = SiteChange::kNew;
@@ -151,6 +157,17 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
     return rank(x) > rank(y);
   });
   return d;
+}
+
+std::string diff_site_label(const HeapDiff& diff, const SiteDiff& site) {
+  const DiffFrame& f = diff.frames[site.frames[std::min<std::size_t>(site.label_frame, site.frames.size() - 1)]];
+  return f.function.empty() ? f.label : short_function(f.function);
+}
+
+std::string diff_site_via(const HeapDiff& diff, const SiteDiff& site) {
+  if (site.label_frame == 0 || site.label_frame >= site.frames.size()) return {};
+  const DiffFrame& f = diff.frames[site.frames[site.label_frame - 1]];
+  return f.function.empty() ? f.label : via_name(f.function);
 }
 
 }  // namespace memrec::analyzer

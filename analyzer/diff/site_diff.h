@@ -36,6 +36,7 @@ struct DiffFrame {
 
 struct SiteDiff {
   std::vector<std::uint32_t> frames;  // into HeapDiff::frames, innermost first
+  std::uint32_t label_frame = 0;      // the position in `frames` of the frame naming it (reports/site_label.h)
   SiteChange change = SiteChange::kChanged;
   bool runtime = false;
   DiffFigures base;
@@ -56,6 +57,11 @@ struct HeapDiff {
 };
 
 HeapDiff diff_reports(const HeapReport& base, const HeapReport& next);
+
+// A changed site's label (reports/site_label.h) and the via of the frame
+// folded under it ("" if none); the site has frames.
+std::string diff_site_label(const HeapDiff& diff, const SiteDiff& site);
+std::string diff_site_via(const HeapDiff& diff, const SiteDiff& site);
 
 // next - base as a signed number.
 inline std::int64_t change_of(std::uint64_t base, std::uint64_t next) {

@@ -86,7 +86,9 @@ int export_main(const std::vector<std::string>& args) {
       ("to", po::value(&to), "count only events up to this time")                                           //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
       ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp)                              //
-      ("spill-dir", po::value(&spill_dir), kSpillDirHelp);
+      ("spill-dir", po::value(&spill_dir), kSpillDirHelp)                                                   //
+      ("raw-frames", po::bool_switch(&options.raw_frames),
+       "pprof, collapsed, svg, json: keep allocator and standard-library frames as the stacks' leaves");
   po::options_description filters("Filters (only the allocations that pass every one count; not for heaptrack)");
   std::string thread_index, site, match, search, min_size, max_size, min_life, max_life, alive_at;
   filters.add_options()                                                                                        //

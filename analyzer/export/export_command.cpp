@@ -14,6 +14,7 @@
 #include "export/heaptrack.h"
 #include "model/spill_buffer.h"
 #include "reports/report_output.h"
+#include "reports/site_label.h"
 #include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
 
@@ -176,6 +177,7 @@ ExportResult load_export(const ExportOptions& options, LoadedExport& loaded) {
                                     nullptr, selected ? &*selected : nullptr);
     if (!report) return failed(exit_code_of(report.error()), report.error().message);
     if (report->stopped) return failed(kExitBadInput, report->stopped->message + " (nothing exported)");
+    if (options.raw_frames) use_raw_frames(report->sites);
     loaded.reports.push_back(std::move(*report));
   }
   loaded.warnings = collect_warnings();

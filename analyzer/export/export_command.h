@@ -23,6 +23,7 @@ struct ExportOptions {
   ExportFilterOptions filter;  // which allocations count (allocation_selection.h)
   std::vector<std::string> debug_dirs;
   unsigned threads = 0;
+  bool raw_frames = false;  // keep library frames as leaves (reports/site_label.h)
 };
 
 // The formats, for --help.

@@ -10,7 +10,7 @@
 #include "reports/site_label.h"
 
 #include <algorithm>
-#include <array>
+#include <iterator>
 #include <map>
 #include <tuple>
 #include <utility>
@@ -24,53 +24,59 @@ std::string_view base_name(std::string_view path) {
 }
 
 // Shared objects whose code is never the program's own, by file name prefix.
-constexpr std::array<std::string_view, 15> kLibraryModules = {
+constexpr std::string_view kLibraryModules[] = {
     "libc.so",     "libc-",        "ld-linux",   "ld64.so",      "libstdc++.so",
     "libc++.so",   "libc++abi.so", "libgcc_s",   "libmemrec.so", "libjemalloc",
     "libtcmalloc", "libmimalloc",  "libpthread", "libstd-",      "libdl.so",
 };
 
 // Source paths of library code that is compiled into the program.
-constexpr std::array<std::string_view, 8> kLibraryPaths = {
+constexpr std::string_view kLibraryPaths[] = {
     "/include/c++/",        // libstdc++'s and libc++'s headers (/usr/include/c++/12/bits/...)
     "/rustc/",              // Rust's std as rustc remaps it (/rustc/<commit>/library/...)
     "/library/alloc/src/",  // Rust's std from a rustc source tree (Debian: /usr/src/rustc-*/library/...)
     "/library/core/src/",
     "/library/std/src/",
-    "/rust/deps/",    // crates std vendors (hashbrown), as rustc remaps them
-    "/hashbrown-",    // hashbrown from a cargo registry
-    "/libstd-rust-",  // Debian's source of Rust's std
+    "/rust/deps/",      // crates std vendors (hashbrown), as rustc remaps them
+    "/hashbrown-",      // hashbrown from a cargo registry
+    "/hashbrown/src/",  // hashbrown vendored into a rustc source tree
+    "/libstd-rust-",    // Debian's source of Rust's std
 };
 
 // Names (without return type and arguments) of library code, by prefix.
-constexpr std::array<std::string_view, 14> kLibraryNames = {
+constexpr std::string_view kLibraryNames[] = {
     "std::",  "__gnu_cxx::", "__cxxabiv1::", "operator new",   "operator delete", "__cxa_", "alloc::",
     "core::", "hashbrown::", "__rust_alloc", "__rust_realloc", "__rdl_",          "__rg_",  "__rust_dealloc",
 };
 
 // The C allocation functions by their exact names: an allocator linked into
 // the program statically has no library module to tell it by.
-constexpr std::array<std::string_view, 10> kAllocatorFunctions = {
+constexpr std::string_view kAllocatorFunctions[] = {
     "malloc",        "calloc",         "realloc",  "reallocarray", "free",
     "aligned_alloc", "posix_memalign", "memalign", "valloc",       "pvalloc",
 };
 
 bool starts_with_any(std::string_view s, const auto& prefixes) {
-  return std::any_of(prefixes.begin(), prefixes.end(), [&](std::string_view p) { return s.starts_with(p); });
+  return std::any_of(std::begin(prefixes), std::end(prefixes), [&](std::string_view p) { return s.starts_with(p); });
 }
 
 bool contains_any(std::string_view s, const auto& parts) {
-  return std::any_of(parts.begin(), parts.end(),
+  return std::any_of(std::begin(parts), std::end(parts),
                      [&](std::string_view p) { return s.find(p) != std::string_view::npos; });
 }
 
 // Skips the operator's symbol after `operator` at `i` (pointing past the
-// word), so `operator<<` or `operator()` do not open a bracket.
+// word), so `operator<<` or `operator()` do not open a bracket; a `<` after
+// the symbol (`operator+<char>`) opens a template argument list.
 std::size_t skip_operator(std::string_view s, std::size_t i) {
+  constexpr std::string_view kTokens[] = {
+      "<<=", ">>=", "<=>", "->*", "<<", ">>", "<=", ">=", "==", "!=", "&&", "||", "++",
+      "--",  "+=",  "-=",  "*=",  "/=", "%=", "&=", "|=", "^=", "->", "()", "[]", "<",
+      ">",   "+",   "-",   "*",   "/",  "%",  "^",  "&",  "|",  "~",  "!",  "=",  ","};
   while (i < s.size() && s[i] == ' ') ++i;
-  if (s.substr(i).starts_with("()")) return i + 2;
-  if (s.substr(i).starts_with("[]")) return i + 2;
-  while (i < s.size() && std::string_view("<>=!+-*/%^&|~,").find(s[i]) != std::string_view::npos) ++i;
+  for (const std::string_view t : kTokens) {
+    if (s.substr(i).starts_with(t)) return i + t.size();
+  }
   return i;
 }
 
@@ -120,12 +126,22 @@ std::string_view qualified_name(std::string_view s) {
   return s.substr(b, e - b);
 }
 
-// `name` with each outermost <...> replaced by `replacement`.
+// `name` with each outermost <...> replaced by `replacement`, and Rust's
+// turbofish (`from_elem::<u8>`, as v0 demangles) left out.
 std::string elide_generics(std::string_view name, std::string_view replacement) {
   std::string out;
   int depth = 0;
   for (std::size_t i = 0; i < name.size(); ++i) {
     const char c = name[i];
+    if (depth == 0 && name.substr(i).starts_with("::<")) {
+      std::size_t j = i + 2;
+      for (int d = 0; j < name.size(); ++j) {
+        if (name[j] == '<') ++d;
+        if (name[j] == '>' && --d == 0) break;
+      }
+      i = j;
+      continue;
+    }
     if (name.substr(i).starts_with("operator")) {
       const std::size_t j = skip_operator(name, i + 8);
       if (depth == 0) out.append(name.substr(i, j - i));
@@ -159,10 +175,13 @@ std::vector<std::string_view> path_elements(std::string_view name) {
     }
   }
   out.push_back(name.substr(start));
+  // Rust's turbofish is an element of its own: `from_elem::<u8>`.
+  std::erase_if(out, [](std::string_view e) { return e.starts_with('<') && e.ends_with('>'); });
   return out;
 }
 
-// `<X as Y>::rest` -> {X, rest}; otherwise {"", name}.
+// `<X as Y>::rest` (a trait impl) or `<X>::rest` (Rust v0's inherent impl)
+// -> {X, rest}; otherwise {"", name}.
 std::pair<std::string_view, std::string_view> split_trait_impl(std::string_view name) {
   if (!name.starts_with('<')) return {{}, name};
   int depth = 0;
@@ -170,10 +189,10 @@ std::pair<std::string_view, std::string_view> split_trait_impl(std::string_view 
   for (std::size_t i = 0; i < name.size(); ++i) {
     if (name[i] == '<') ++depth;
     if (name[i] == '>' && --depth == 0) {
-      if (as == std::string_view::npos) return {{}, name};
       std::string_view rest = name.substr(i + 1);
-      if (rest.starts_with("::")) rest.remove_prefix(2);
-      return {name.substr(1, as - 1), rest};
+      if (!rest.starts_with("::")) return {{}, name};
+      rest.remove_prefix(2);
+      return {name.substr(1, (as == std::string_view::npos ? i : as) - 1), rest};
     }
     if (depth == 1 && name.substr(i).starts_with(" as ")) as = i;
   }
@@ -183,7 +202,8 @@ std::pair<std::string_view, std::string_view> split_trait_impl(std::string_view 
 bool library_by_name(std::string_view function) {
   const std::string_view name = qualified_name(function);
   if (starts_with_any(name, kLibraryNames)) return true;
-  if (std::find(kAllocatorFunctions.begin(), kAllocatorFunctions.end(), name) != kAllocatorFunctions.end()) {
+  if (std::find(std::begin(kAllocatorFunctions), std::end(kAllocatorFunctions), name) !=
+      std::end(kAllocatorFunctions)) {
     return true;
   }
   // A Rust trait impl: library when the type is std's or a primitive.
@@ -273,7 +293,7 @@ CallSites group_by_label(const CallSites& in, std::vector<std::uint32_t>* group_
   out.raw_frames = in.raw_frames;
   // The key: the label frame's function, file and line; a site without
   // frames stays apart.
-  using Key = std::tuple<std::string_view, std::string_view, std::uint32_t>;
+  using Key = std::tuple<std::string, std::string_view, std::uint32_t>;
   std::map<Key, std::uint32_t> group_of;
   std::vector<std::uint32_t> merged_into(in.sites.size());
   std::vector<std::uint64_t> leader_bytes;

@@ -296,10 +296,11 @@ RANKINGS = ("leaked", "peak", "allocated", "allocations", "temporary", "runtime_
 
 
 def assert_report_tables(doc: Mapping) -> None:
-    """What schema memrec-report v2 promises of each process report (docs/analyzer.md):
+    """What schema memrec-report v3 promises of each process report (docs/analyzer.md):
     every distinct frame once in `frames`, every site once in `sites`, every
-    index in range, and each ranking in order of its figure."""
-    assert doc["schema"] == "memrec-report" and doc["version"] == 2
+    index in range, each site's label frame one of its frames, and each
+    ranking in order of its figure."""
+    assert doc["schema"] == "memrec-report" and doc["version"] == 3
     for process in doc["processes"]:
         rep = process["report"]
         frames, sites, rankings = rep["frames"], rep["sites"], rep["rankings"]
@@ -310,8 +311,13 @@ def assert_report_tables(doc: Mapping) -> None:
         listed = [i for ranking in RANKINGS for i in rankings[ranking]]
         assert all(0 <= i < len(sites) for i in listed), "a site index out of range"
         assert set(listed) == set(range(len(sites))), "a site no ranking lists"
-        used = {i for s in sites for i in s["frames"]}
+        used = {i for s in sites for i in s["frames"]} | {i for s in sites for p in s.get("paths", []) for i in p}
         assert used == set(range(len(frames))), "a frame no site uses"
+        for s in sites:
+            if s["frames"]:
+                assert 0 <= s["label_frame"] < len(s["frames"]) and s["label"], s
+            else:
+                assert s["label_frame"] is None and s["label"] is None, s
         for ranking in RANKINGS:
             ids = rankings[ranking]
             assert len(set(ids)) == len(ids), f"{ranking} lists a site twice"

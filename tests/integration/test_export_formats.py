@@ -49,7 +49,7 @@ def test_collapsed_totals_match_the_report(build, leak_three_dat, metric, field)
 
 def test_json_is_the_report_document(build, leak_three_dat):
     doc = json.loads(export(build, leak_three_dat, "--format", "json").stdout)
-    assert doc["schema"] == "memrec-report" and doc["version"] == 2
+    assert doc["schema"] == "memrec-report" and doc["version"] == 3
     rep = doc["processes"][0]["report"]
     assert support.leaked_by_function(build, rep) == {"leak_here": (3, LEAK_BYTES)}
     assert rep == support.only_process(support.report(build, leak_three_dat))

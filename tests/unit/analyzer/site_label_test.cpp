@@ -101,6 +101,7 @@ TEST_SUITE("analyzer/site_label") {
     CHECK(is_library_frame(frame("<std::alloc::System as core::alloc::global::GlobalAlloc>::alloc", "", kRustExe)));
     CHECK(is_library_frame(frame("<alloc::string::String as core::clone::Clone>::clone", "", kRustExe)));
     CHECK(is_library_frame(frame("<str as alloc::string::ToString>::to_string", "", kRustExe)));
+    CHECK(is_library_frame(frame("<alloc::vec::Vec<u8>>::push", "", kRustExe)));  // v0's inherent impl
     CHECK(is_library_frame(frame("malloc", "", "/usr/lib/x86_64-linux-gnu/libc.so.6")));
     CHECK(is_library_frame(frame("memrec::preload::record_alloc", "", "/opt/memrec/libmemrec.so")));
   }
@@ -151,6 +152,16 @@ TEST_SUITE("analyzer/site_label") {
     CHECK(short_function("alloc::vec::Vec<T,A>::push") == "alloc::vec::Vec<…>::push");
     CHECK(via_name("<alloc::string::String as core::clone::Clone>::clone") == "String::clone");
     CHECK(via_name("std::collections::hash::map::HashMap<K,V,S>::insert") == "HashMap::insert");
+    CHECK(via_name("<alloc::vec::Vec<u8>>::push") == "Vec::push");
+    CHECK(via_name("alloc::vec::from_elem::<u8>") == "vec::from_elem");  // v0's turbofish
+    CHECK(short_function("tokio::io::util::read_until::read_until_internal::<tokio::net::tcp::stream::TcpStream>") ==
+          "tokio::io::util::read_until::read_until_internal");
+    CHECK(via_name("std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> > "
+                   "std::operator+<char, std::char_traits<char>, std::allocator<char> >(char const*, "
+                   "std::__cxx11::basic_string<char, std::char_traits<char>, std::allocator<char> >&&)") ==
+          "std::operator+");
+    CHECK(short_function("bool std::operator==<char>(std::basic_string<char> const&, char const*)") ==
+          "std::operator==<…>");
   }
 
   TEST_CASE("grouping by label merges the paths to one line and sums their figures") {
