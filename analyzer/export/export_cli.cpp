@@ -116,6 +116,7 @@ int export_main(const std::vector<std::string>& args) {
                  "  json       the memrec report --json document with every call site\n"
                  "  heaptrack  heaptrack's data file (heaptrack_print, heaptrack_gui); one dump,\n"
                  "             the whole run\n"
+                 "OUT ending in .zst or .gz is written through zstd or gzip (pprof is always gzip).\n"
                  "With filters, the profile is that of the allocations that pass them, as if the\n"
                  "program had made no other (its peak too); memrec view's downloads pass its filters.\n"
                  "Exit codes: 0 ok, 1 usage, 2 bad input (missing, corrupt or not a dump), 3 internal.\n\n"

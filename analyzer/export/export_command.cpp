@@ -3,12 +3,14 @@
 // profile silently missing a process would mislead.
 #include "export/export_command.h"
 
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <set>
 #include <sstream>
 
 #include "exit_codes.h"
+#include "export/compressed_output.h"
 #include "export/export_metric.h"
 #include "export/export_writers.h"
 #include "export/heaptrack.h"
@@ -201,7 +203,11 @@ ExportResult build_export(const ExportOptions& options) {
 }
 
 // The file is opened only once the dumps have loaded, so a failed export
-// leaves no file behind; from then on the JSON goes to it as it is made.
+// leaves no file behind; from then on the JSON goes to it as it is made, and
+// a write or compression that fails removes it again: a cut file would read
+// as a smaller profile (heaptrack_print reads a bad .zst as 0 allocations).
+// OUT's name picks the compression (compressed_output.h); pprof is gzip
+// whatever the name, which is what `go tool pprof` reads.
 int run_export(const ExportOptions& options, std::ostream& out, std::ostream& err) {
   LoadedExport loaded;
   const ExportResult res = load_export(options, loaded);
@@ -211,21 +217,35 @@ int run_export(const ExportOptions& options, std::ostream& out, std::ostream& er
     return res.exit_code;
   }
   const bool to_stdout = !options.output || *options.output == "-";
+  const std::string name = to_stdout ? std::string("stdout") : *options.output;
   std::ofstream file;
-  if (!to_stdout) file.open(*options.output, std::ios::binary | std::ios::trunc);
+  if (!to_stdout) file.open(name, std::ios::binary | std::ios::trunc);
   std::ostream& sink = to_stdout ? out : file;
-  const auto cannot_write = [&] {
-    err << "memrec: export: cannot write " << (to_stdout ? std::string("stdout") : *options.output)
-        << ": check the directory exists and is writable, and the disk has room\n";
+  if (!sink) {
+    err << "memrec: export: " << sink_error(name).message << "\n";
     return kExitBadInput;
+  }
+  // Only a regular file this export made is removed: never /dev/full or a pipe.
+  const auto failed = [&](const std::string& message, int code) {
+    err << "memrec: " << message << "\n";
+    std::error_code ignored;  // nothing more to say if it cannot go either
+    if (!to_stdout && std::filesystem::is_regular_file(name, ignored)) {
+      file.close();
+      std::filesystem::remove(name, ignored);
+    }
+    return code;
   };
-  if (!sink) return cannot_write();
-  if (const auto error = write_export(loaded, sink)) {
-    err << "memrec: " << *error << "\n";
-    return kExitInternal;
+  const Compression compression =
+      to_stdout || loaded.format == Format::kPprof ? Compression::kNone : compression_for_name(name);
+  auto compressed = CompressedOutput::open(compression, sink, name);
+  if (!compressed) return failed("export: " + compressed.error().message, kExitInternal);
+  if (const auto error = write_export(loaded, (*compressed)->stream())) return failed(*error, kExitInternal);
+  if (const Status done = (*compressed)->finish(); !done) {
+    const int code = done.error().code == ErrorCode::kIo ? kExitBadInput : kExitInternal;
+    return failed("export: " + done.error().message, code);
   }
   if (!to_stdout) file.close();
-  return sink ? kExitOk : cannot_write();
+  return file ? kExitOk : failed("export: " + sink_error(name).message, kExitBadInput);
 }
 
 }  // namespace memrec::analyzer

@@ -39,6 +39,22 @@ def test_collapsed_leaked_names_the_leaking_function_with_its_bytes(build, leak_
     assert "main;leak_here" in next(iter(leak_lines))
 
 
+@pytest.mark.parametrize("name", ["leaks.folded.gz", "leaks.folded.zst"])
+def test_collapsed_is_compressed_as_its_name_says(build, leak_three_dat, tmp_path, name):
+    # given the folded stacks written to stdout and to a .gz or .zst file
+    plain = export(build, leak_three_dat, "--format", "collapsed").stdout
+    out = tmp_path / name
+    export(build, leak_three_dat, "--format", "collapsed", "-o", out)
+    # then the file decompresses to exactly the same text
+    data = out.read_bytes()
+    if name.endswith(".gz"):
+        text = gzip.decompress(data)
+    else:
+        text = subprocess.run(["zstd", "-dc", str(out)], capture_output=True, check=True,
+                              timeout=support.TIMEOUT_S).stdout
+    assert text.decode() == plain
+
+
 @pytest.mark.parametrize("metric,field", [("allocated", "allocated_bytes"), ("allocations", "allocations")])
 def test_collapsed_totals_match_the_report(build, leak_three_dat, metric, field):
     out = export(build, leak_three_dat, "--format", "collapsed", "--metric", metric).stdout

@@ -1,5 +1,8 @@
 """memrec export --format heaptrack read by Debian's heaptrack_print (1.4):
-it reports the same allocation calls, peak and leaked totals as memrec report."""
+it reports the same allocation calls, peak and leaked totals as memrec report,
+whether the file is plain or, as OUT's name says, zstd or gzip (heaptrack_print
+picks its decompressor by the name and reads a mismatch as 0 allocations)."""
+import gzip
 import re
 import shutil
 import subprocess
@@ -22,15 +25,30 @@ def heaptrack_format(n: int) -> str:
     return f"{n}B" if unit == 0 else f"{value:.2f}{units[unit]}"
 
 
+# What each output name's file starts with: heaptrack's version line, or the
+# zstd and gzip magic numbers.
+MAGIC = {".heaptrack": b"v ", ".heaptrack.zst": b"\x28\xb5\x2f\xfd", ".heaptrack.gz": b"\x1f\x8b"}
+
+
+def unpack(path) -> bytes:
+    """The bytes of a plain, .zst or .gz file, decompressed by zstd's own command and Python's gzip."""
+    if path.name.endswith(".zst"):
+        return subprocess.run(["zstd", "-dc", str(path)], capture_output=True, timeout=support.TIMEOUT_S,
+                              check=True).stdout
+    return gzip.decompress(path.read_bytes()) if path.name.endswith(".gz") else path.read_bytes()
+
+
+@pytest.mark.parametrize("suffix", list(MAGIC))
 @pytest.mark.parametrize("program", ["peak_known", "leak_three", "temporaries", "cpp_new"])
-def test_heaptrack_print_reads_the_same_totals(build, record, program, tmp_path):
-    # given a program recorded by memrec and exported in heaptrack's format
+def test_heaptrack_print_reads_the_same_totals(build, record, program, suffix, tmp_path):
+    # given a program recorded by memrec and exported in heaptrack's format, compressed as the name says
     run = record(program)
     assert run.returncode == 0, run.describe()
     rep = support.only_process(support.report(build, run.dats[0]))
-    out = tmp_path / f"{program}.heaptrack"
+    out = tmp_path / f"{program}{suffix}"
     export = support.memrec_raw(build, ["export", run.dats[0], "--format", "heaptrack", "-o", out])
     assert export.returncode == 0, export.describe()
+    assert out.read_bytes().startswith(MAGIC[suffix])
     # when heaptrack_print reads it
     text = subprocess.run(["heaptrack_print", str(out)], capture_output=True, text=True, timeout=support.TIMEOUT_S,
                           check=True).stdout
@@ -51,6 +69,40 @@ def test_heaptrack_names_the_leaking_function(build, record, tmp_path):
     text = subprocess.run(["heaptrack_print", "--print-leaks", "1", str(out)], capture_output=True, text=True,
                           timeout=support.TIMEOUT_S, check=True).stdout
     assert re.search(r"^12.73K leaked over 3 calls from\nleak_here$", text, re.MULTILINE), text
+
+
+def test_compressed_heaptrack_files_hold_the_plain_files_bytes(build, record, tmp_path):
+    # given one dump exported three times, plain, .zst and .gz
+    run = record("cpp_new")
+    outs = [tmp_path / f"cpp_new{suffix}" for suffix in MAGIC]
+    for out in outs:
+        export = support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", "-o", out])
+        assert export.returncode == 0, export.describe()
+    # then each decompresses to exactly the plain file, and the compressed ones are smaller
+    plain = outs[0].read_bytes()
+    assert plain.startswith(b"v 10400 3\n")
+    assert [unpack(out) for out in outs] == [plain] * 3
+    assert all(out.stat().st_size < len(plain) for out in outs[1:])
+
+
+def test_heaptrack_on_stdout_is_plain_text(build, record):
+    # stdout has no name to go by, so nothing is compressed
+    run = record("leak_three")
+    export = support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", "-o", "-"])
+    assert export.returncode == 0 and export.stdout.startswith("v 10400 3\n"), export.describe()
+
+
+def test_a_compressed_export_to_a_full_disk_fails_with_a_message(build, record, tmp_path):
+    # given an output named .zst that is /dev/full, which takes the open and refuses every write
+    run = record("cpp_new")
+    out = tmp_path / "full.heaptrack.zst"
+    out.symlink_to("/dev/full")
+    # when the heaptrack file is written through zstd to it
+    export = support.memrec_raw(build, ["export", run.dats[0], "-f", "heaptrack", "-o", out])
+    # then the export fails as bad output (exit 2), naming the file, and leaves the device alone
+    assert export.returncode == 2, export.describe()
+    assert f"memrec: export: cannot write {out}: check the directory exists" in export.stderr
+    assert out.is_symlink()
 
 
 def test_heaptrack_takes_one_dump_and_no_range(build, record):

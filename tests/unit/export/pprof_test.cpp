@@ -1,7 +1,6 @@
 // The pprof export read back with a minimal protobuf decoder: one location per
 // return address, its inline chain as lines, four values per sample.
 #include <doctest/doctest.h>
-#include <zlib.h>
 
 #include <cstdint>
 #include <map>
@@ -9,24 +8,12 @@
 #include <vector>
 
 #include "export/export_writers.h"
+#include "support/decompress.h"
 
 using namespace memrec::analyzer;
+using memrec::test::gunzip;
 
 namespace {
-
-std::string gunzip(const std::string& gz) {
-  std::string out(1 << 20, '\0');
-  z_stream z{};
-  REQUIRE(inflateInit2(&z, 15 + 16) == Z_OK);
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(gz.data()));
-  z.avail_in = static_cast<uInt>(gz.size());
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  REQUIRE(inflate(&z, Z_FINISH) == Z_STREAM_END);
-  out.resize(z.total_out);
-  inflateEnd(&z);
-  return out;
-}
 
 // Fields of one message: number -> raw payloads (varints as their value in `varints`).
 struct Fields {
