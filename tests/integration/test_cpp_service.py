@@ -114,7 +114,6 @@ def test_record_request_log_grows_per_thread_logs_that_are_freed(service):
     assert sum(s["leaked_count"] for s in sites) == 0
 
 
-@pytest.mark.xfail(reason="site labels land separately", strict=False)
 def test_the_top_leak_is_labelled_with_cache_store(service):
     # given the report's top leaked site, the cache's values
     _, rep = service
@@ -123,3 +122,15 @@ def test_the_top_leak_is_labelled_with_cache_store(service):
     label = top["frames"][top["label_frame"]]
     assert "cache_store" in label["function"]
     assert label["file"].endswith("cpp_service.cpp")
+    assert top["label"] == "(anonymous namespace)::cache_store"
+    assert top["via"] == "vector::vector"
+
+
+def test_top_sites_name_the_services_functions_not_the_standard_library(service):
+    # given the sites ranked by allocated bytes
+    _, rep = service
+    labels = [s["label"] for s in support.ranked_sites(rep, "allocated")[:8]]
+    # then each is one of the service's functions; none is operator new or the STL
+    assert all(label.startswith("(anonymous namespace)::") or label == "main" for label in labels), labels
+    assert {"(anonymous namespace)::cache_store", "(anonymous namespace)::render_response",
+            "(anonymous namespace)::record_request_log"} <= set(labels)
