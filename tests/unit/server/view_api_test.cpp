@@ -167,7 +167,7 @@ TEST_SUITE("server/view_api") {
     check_building(server::api_site(data, "0", "0", params({{"at", mid}})), 30);
     check_building(server::api_instant(data, "0", params({{"at", mid}})), 30);
     check_building(server::api_allocations(data, "0", none), 30);
-    check_building(server::api_allocation(data, "0", "0"), 30);
+    check_building(server::api_allocation(data, "0", "0", none), 30);
     // Bad parameters are still refused as such.
     CHECK(server::api_sites(data, "0", params({{"sort", "nope"}})).error->status == 400);
   }
@@ -350,7 +350,8 @@ TEST_SUITE("server/view_api") {
     }
     for (std::uint32_t row = 0; row < 24; ++row) {
       const std::string r = std::to_string(row);
-      CHECK(body_of(server::api_allocation(data, "0", r)) == body_of(server::api_allocation(data, "1", r)));
+      CHECK(body_of(server::api_allocation(data, "0", r, params({}))) ==
+            body_of(server::api_allocation(data, "1", r, params({}))));
     }
     // The spark rows exist once the table is there.
     const json sites = body_of(server::api_sites(data, "1", params({{"sort", "allocated"}, {"spark", "8"}})));
