@@ -298,7 +298,8 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   const TimeWindow& w = std::get<TimeWindow>(range);
   const auto figures = figures_of(d, w);
   if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
-  const std::vector<SiteFigures> fig = set_figures(set, std::get<0>(figures)->sites);
+  std::vector<SiteFigures> sums;
+  const std::vector<SiteFigures>& fig = set_figures(set, std::get<0>(figures)->sites, sums);
   const AllocationTable* t = d.table();  // looked at once: it may be published meanwhile
   if (at_ns && t == nullptr) return fail(table_missing(d));
   std::optional<SiteLive> live;
@@ -470,7 +471,8 @@ ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const Pa
   const EventCursor c = cursor_at(t, at_ns);
   const SiteLive live = set_live(set, live_by_site(t, c));
   const auto whole = range_figures(d, TimeWindow{d.start_ns(), std::max(d.end_ns(), d.start_ns())});
-  const std::vector<SiteFigures> fig = set_figures(set, whole->sites);
+  std::vector<SiteFigures> sums;
+  const std::vector<SiteFigures>& fig = set_figures(set, whole->sites, sums);
   const SiteValues values{set.sites->sites, fig, &live};
   std::vector<std::size_t> order = ranked(set, values, *find_key("live"));
   if (order.size() > 20) order.resize(20);

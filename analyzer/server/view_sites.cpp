@@ -88,12 +88,13 @@ std::variant<SiteSet, ApiError> site_set_of(const ViewDump& d, const ParamFn& pa
   return site_set(d, std::get<SiteOptions>(o));
 }
 
-std::vector<SiteFigures> set_figures(const SiteSet& set, const std::vector<SiteFigures>& per_site) {
+const std::vector<SiteFigures>& set_figures(const SiteSet& set, const std::vector<SiteFigures>& per_site,
+                                            std::vector<SiteFigures>& sums) {
   if (set.grouping == nullptr) return per_site;
-  std::vector<SiteFigures> out(set.sites->sites.size());
+  sums.assign(set.sites->sites.size(), SiteFigures{});
   const auto& group_of = set.grouping->group_of_site;
-  for (std::size_t s = 0; s < per_site.size() && s < group_of.size(); ++s) add(out[group_of[s]], per_site[s]);
-  return out;
+  for (std::size_t s = 0; s < per_site.size() && s < group_of.size(); ++s) add(sums[group_of[s]], per_site[s]);
+  return sums;
 }
 
 SiteFigures site_figures(const SiteSet& set, std::uint32_t id, const std::vector<SiteFigures>& per_site) {

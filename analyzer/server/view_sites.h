@@ -42,7 +42,10 @@ SiteSet site_set(const ViewDump& dump, SiteOptions options);
 std::variant<SiteSet, ApiError> site_set_of(const ViewDump& dump, const ParamFn& param);
 
 // Per-report-site figures (RangeFigures::sites) as the set's: summed by group.
-std::vector<SiteFigures> set_figures(const SiteSet& set, const std::vector<SiteFigures>& per_site);
+// Ungrouped, that is `per_site` itself (a large dump's figures are not copied per request);
+// grouped, the sums, kept in `sums`.
+const std::vector<SiteFigures>& set_figures(const SiteSet& set, const std::vector<SiteFigures>& per_site,
+                                            std::vector<SiteFigures>& sums);
 // The figures of the one set site `id`.
 SiteFigures site_figures(const SiteSet& set, std::uint32_t id, const std::vector<SiteFigures>& per_site);
 SiteLive set_live(const SiteSet& set, SiteLive per_site);
