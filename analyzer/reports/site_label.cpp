@@ -273,7 +273,9 @@ CallSites group_by_label(const CallSites& in, std::vector<std::uint32_t>* group_
   out.raw_frames = in.raw_frames;
   // The key: the label frame's function, file and line; a site without
   // frames stays apart.
-  using Key = std::tuple<std::string_view, std::string_view, std::uint32_t>;
+  // The function is a string, not a view: `function.empty() ? frame_label(f)
+  // : function` is a temporary std::string either way, gone after the statement.
+  using Key = std::tuple<std::string, std::string_view, std::uint32_t>;
   std::map<Key, std::uint32_t> group_of;
   std::vector<std::uint32_t> merged_into(in.sites.size());
   std::vector<std::uint64_t> leader_bytes;
