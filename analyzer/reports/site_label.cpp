@@ -293,6 +293,8 @@ CallSites group_by_label(const CallSites& in, std::vector<std::uint32_t>* group_
   out.raw_frames = in.raw_frames;
   // The key: the label frame's function, file and line; a site without
   // frames stays apart.
+  // The function is a string, not a view: `function.empty() ? frame_label(f)
+  // : function` is a temporary std::string either way, gone after the statement.
   using Key = std::tuple<std::string, std::string_view, std::uint32_t>;
   std::map<Key, std::uint32_t> group_of;
   std::vector<std::uint32_t> merged_into(in.sites.size());

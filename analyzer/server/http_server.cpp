@@ -130,7 +130,7 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
     if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2], params_of(req)));
   });
   svr.Get(R"(/api/dumps/([^/]+)/allocations/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_allocation(data, req.matches[1], req.matches[2]));
+    if (params_ok(req, res)) send_answer(res, api_allocation(data, req.matches[1], req.matches[2], params_of(req)));
   });
   svr.Get("/api/diff/flame", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_diff_flame(data, params_of(req)));

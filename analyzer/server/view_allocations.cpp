@@ -12,6 +12,7 @@
 #include "reports/site_match.h"
 #include "server/view_api.h"
 #include "server/view_params.h"
+#include "server/view_sites.h"
 
 namespace memrec::analyzer::server {
 namespace {
@@ -22,7 +23,8 @@ constexpr std::uint64_t kDefaultLimit = 100;
 constexpr std::uint64_t kMaxLimit = 1000;
 constexpr std::size_t kMaxChain = 10000;
 
-json row_json(const ViewDump& d, std::uint32_t r) {
+// `site` and the label are the set's: a grouped row names its group.
+json row_json(const ViewDump& d, const SiteSet& set, std::uint32_t r) {
   const AllocationTable& t = *d.table();  // the handlers checked table_of()
   const std::uint64_t start = d.start_ns();
   const std::uint64_t free = t.free_ns(r);
@@ -31,25 +33,28 @@ json row_json(const ViewDump& d, std::uint32_t r) {
   const auto& threads = d.report.dump.threads;
   const std::string* name = th < threads.size() && !threads[th].name.empty() ? &threads[th].name : nullptr;
   const std::uint32_t s = t.site(r);
-  const CallSites& cs = d.report.sites;
-  const bool has_top = s != kNoSite && !cs.sites[s].frames.empty();
   const auto from = t.realloc_from(r);
   const auto to = t.realloc_to(r);
-  return {{"index", r},
-          {"time_ns", t.alloc_ns(r) - std::min(t.alloc_ns(r), start)},
-          {"free_ns", freed ? json(free - std::min(free, start)) : json(nullptr)},
-          {"lifetime_ns", freed ? json(free - t.alloc_ns(r)) : json(nullptr)},
-          {"size", t.size(r)},
-          {"address", t.address(r)},
-          {"thread", th},
-          {"thread_name", name != nullptr ? json(*name) : json(nullptr)},
-          {"site", s != kNoSite ? json(s) : json(nullptr)},
-          {"top", has_top ? frame_json(cs.frames[cs.sites[s].frames[0]]) : json(nullptr)},
-          {"realloc_from", from ? json(*from) : json(nullptr)},
-          {"realloc_to", to ? json(*to) : json(nullptr)}};
+  json row = {{"index", r},
+              {"time_ns", t.alloc_ns(r) - std::min(t.alloc_ns(r), start)},
+              {"free_ns", freed ? json(free - std::min(free, start)) : json(nullptr)},
+              {"lifetime_ns", freed ? json(free - t.alloc_ns(r)) : json(nullptr)},
+              {"size", t.size(r)},
+              {"address", t.address(r)},
+              {"thread", th},
+              {"thread_name", name != nullptr ? json(*name) : json(nullptr)},
+              {"site", s != kNoSite ? json(set.of(s)) : json(nullptr)},
+              {"realloc_from", from ? json(*from) : json(nullptr)},
+              {"realloc_to", to ? json(*to) : json(nullptr)}};
+  if (s != kNoSite) {
+    put_site_label(row, *set.sites, set.sites->sites[set.of(s)]);
+  } else {
+    put_site_label(row, *set.sites, CallSite{});
+  }
+  return row;
 }
 
-std::optional<ApiError> read_filter(const ViewDump& d, const ParamFn& param, RowFilter& f) {
+std::optional<ApiError> read_filter(const ViewDump& d, const SiteSet& set, const ParamFn& param, RowFilter& f) {
   const AllocationTable& t = *d.table();  // the handlers checked table_of()
   const auto range = range_param(d, param);
   if (const auto* e = std::get_if<ApiError>(&range)) return *e;
@@ -85,11 +90,18 @@ std::optional<ApiError> read_filter(const ViewDump& d, const ParamFn& param, Row
     }
     rows.thread = static_cast<std::uint32_t>(std::get<std::uint64_t>(v));
   }
-  const std::size_t sites = d.report.sites.sites.size();
+  const std::size_t sites = set.sites->sites.size();
   if (param("site")) {
     const auto v = count_param(param, "site", 0, sites == 0 ? 0 : sites - 1, 0);
     if (sites == 0 || std::holds_alternative<ApiError>(v)) return ApiError{400, "site must be a call site id."};
-    f.site = static_cast<std::uint32_t>(std::get<std::uint64_t>(v));
+    const std::vector<std::uint32_t> members = set.members(static_cast<std::uint32_t>(std::get<std::uint64_t>(v)));
+    if (members.size() == 1) {
+      f.site = members[0];  // the fast path: that site's rows only
+    } else {
+      std::vector<bool> keep(d.report.sites.sites.size());
+      for (const std::uint32_t m : members) keep[m] = true;
+      keep_sites(rows, keep);
+    }
   }
   if (const auto pattern = param("match")) {
     const auto re = compile_match(*pattern);
@@ -107,8 +119,11 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const ViewDump& d = *std::get<const ViewDump*>(found);
   const auto table = table_of(d);
   if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+  const auto found_set = site_set_of(d, param);
+  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
+  const SiteSet& set = std::get<SiteSet>(found_set);
   RowFilter f;
-  if (const auto e = read_filter(d, param, f)) return fail(*e);
+  if (const auto e = read_filter(d, set, param, f)) return fail(*e);
   const std::string sort_name = param("sort").value_or("time");
   RowSort sort = RowSort::kTime;
   if (sort_name == "size") {
@@ -132,14 +147,20 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
 
   const RowPage page = allocation_page(*std::get<const AllocationTable*>(table), f, sort, desc, offset, limit);
   json rows = json::array();
-  for (const std::uint32_t r : page.rows) rows.push_back(row_json(d, r));
+  for (const std::uint32_t r : page.rows) rows.push_back(row_json(d, set, r));
   return ok({{"total", page.total}, {"offset", offset}, {"limit", limit}, {"rows", std::move(rows)}});
 }
 
-ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index) {
+ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index,
+                         const ParamFn& param) {
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
   const ViewDump& d = *std::get<const ViewDump*>(found);
+  const auto options = site_options(param);
+  if (const auto* e = std::get_if<ApiError>(&options)) return fail(*e);
+  const SiteSet set = site_set(d, std::get<SiteOptions>(options));
+  // The block's own stack: its report site's, folded as the set folds it.
+  const SiteSet own = site_set(d, SiteOptions{std::get<SiteOptions>(options).raw, false});
   const auto table = table_of(d);
   if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
   const AllocationTable& t = *std::get<const AllocationTable*>(table);
@@ -148,14 +169,14 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   if (!n) return fail(400, "The allocation index must be a number.");
   if (*n >= t.rows()) return fail(404, "No allocation has index " + index + ".");
   const auto r = static_cast<std::uint32_t>(*n);
-  json body = row_json(d, r);
+  json body = row_json(d, set, r);
   const std::uint32_t s = t.site(r);
-  json frames = json::array();
   if (s != kNoSite) {
-    const CallSites& cs = d.report.sites;
-    for (const std::uint32_t fr : cs.sites[s].frames) frames.push_back(frame_json(cs.frames[fr]));
+    const CallSite& site = own.sites->sites[s];
+    body["frames"] = frames_json(*own.sites, site.frames, site.label_frame);
+  } else {
+    body["frames"] = json::array();
   }
-  body["frames"] = std::move(frames);
   // The chain: back to the block the first realloc started from, then forward.
   std::uint32_t head = r;
   for (std::size_t i = 0; i < kMaxChain; ++i) {
@@ -166,7 +187,7 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
   json chain = json::array();
   std::optional<std::uint32_t> at = head;
   for (std::size_t i = 0; at && i < kMaxChain; ++i) {
-    chain.push_back(row_json(d, *at));
+    chain.push_back(row_json(d, set, *at));
     at = t.realloc_to(*at);
   }
   body["chain"] = std::move(chain);

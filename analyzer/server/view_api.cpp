@@ -13,7 +13,9 @@
 #include "reports/flame_tree.h"
 #include "reports/info_report.h"
 #include "reports/report_output.h"
+#include "reports/site_label.h"
 #include "server/view_params.h"
+#include "server/view_sites.h"
 
 namespace memrec::analyzer::server {
 namespace {
@@ -23,6 +25,7 @@ using nlohmann::json;
 constexpr std::uint64_t kDefaultLimit = 100;
 constexpr std::uint64_t kMaxLimit = 1000;
 constexpr std::uint64_t kMaxBuckets = 512;
+constexpr std::size_t kMaxPaths = 50;  // a grouped site's paths listed by /sites/{site}
 
 // What a site is ranked by: its range figures, or its live bytes at `at`.
 struct SiteValues {
@@ -57,8 +60,8 @@ std::string sort_names() {
   return out;
 }
 
-// Site indices with a non-zero value, largest first, ties by the innermost frame's label.
-std::vector<std::size_t> ranked(const ViewDump& d, const SiteValues& v, const SortKey& key) {
+// Site indices with a non-zero value, largest first, ties by the label text.
+std::vector<std::size_t> ranked(const SiteSet& set, const SiteValues& v, const SortKey& key) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < v.sites.size(); ++i) {
     if (key.value(v, i) != 0) order.push_back(i);
@@ -67,17 +70,19 @@ std::vector<std::size_t> ranked(const ViewDump& d, const SiteValues& v, const So
     const std::uint64_t va = key.value(v, a);
     const std::uint64_t vb = key.value(v, b);
     if (va != vb) return va > vb;
-    return std::tie(d.site_label[a], a) < std::tie(d.site_label[b], b);
+    const std::vector<std::string>& labels = *set.labels;
+    return std::tie(labels[a], a) < std::tie(labels[b], b);
   });
   return order;
 }
 
-json site_row(const ViewDump& d, std::size_t i, const SiteFigures& f) {
-  const CallSite& s = d.report.sites.sites[i];
+json site_row(const SiteSet& set, std::size_t i, const SiteFigures& f) {
+  const CallSite& s = set.sites->sites[i];
   json row = site_figures_json(with_figures(s, f));
   row["id"] = i;
-  row["top"] = s.frames.empty() ? json(nullptr) : frame_json(d.report.sites.frames[s.frames[0]]);
+  put_site_label(row, *set.sites, s);
   row["depth"] = s.frames.size();
+  if (!s.paths.empty()) row["path_count"] = s.paths.size();
   return row;
 }
 
@@ -92,7 +97,9 @@ json flame_json(const Flame& tree, std::uint32_t at, std::uint64_t min_value, st
     }
     children.push_back(flame_json(tree, child, min_value, pruned));
   }
-  return {{"name", tree.name(at)}, {"value", tree.node(at).value[0]}, {"children", std::move(children)}};
+  json node = {{"name", tree.name(at)}, {"value", tree.node(at).value[0]}, {"children", std::move(children)}};
+  put_short_name(node, tree.name(at));
+  return node;
 }
 
 // Periods with recording on, clipped to the window, relative to the start.
@@ -285,16 +292,20 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
     if (const auto* e = std::get_if<ApiError>(&n)) return fail(*e);
     spark = std::get<std::uint64_t>(n);
   }
+  const auto found_set = site_set_of(d, param);
+  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
+  const SiteSet& set = std::get<SiteSet>(found_set);
   const TimeWindow& w = std::get<TimeWindow>(range);
   const auto figures = figures_of(d, w);
   if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
-  const auto& fig = std::get<0>(figures);
+  std::vector<SiteFigures> sums;
+  const std::vector<SiteFigures>& fig = set_figures(set, std::get<0>(figures)->sites, sums);
   const AllocationTable* t = d.table();  // looked at once: it may be published meanwhile
   if (at_ns && t == nullptr) return fail(table_missing(d));
   std::optional<SiteLive> live;
-  if (at_ns) live = live_by_site(*t, cursor_at(*t, *at_ns));
-  const SiteValues values{d.report.sites.sites, fig->sites, live ? &*live : nullptr};
-  const std::vector<std::size_t> order = ranked(d, values, *key);
+  if (at_ns) live = set_live(set, live_by_site(*t, cursor_at(*t, *at_ns)));
+  const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr};
+  const std::vector<std::size_t> order = ranked(set, values, *key);
 
   const std::uint64_t first = std::get<std::uint64_t>(offset);
   const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + std::get<std::uint64_t>(limit));
@@ -302,10 +313,10 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   for (std::uint64_t i = first; i < end; ++i) page.push_back(static_cast<std::uint32_t>(order[i]));
   // Sparklines come from the table: while it is built, the rows go without.
   std::vector<std::uint64_t> sparks;
-  if (spark && t != nullptr) sparks = site_sparklines(*t, page, w, static_cast<std::uint32_t>(*spark));
+  if (spark && t != nullptr) sparks = set_sparklines(*t, set, page, w, static_cast<std::uint32_t>(*spark));
   json rows = json::array();
   for (std::size_t p = 0; p < page.size(); ++p) {
-    json row = site_row(d, page[p], fig->sites[page[p]]);
+    json row = site_row(set, page[p], fig[page[p]]);
     if (live) {
       row["live_bytes"] = live->bytes[page[p]];
       row["live_count"] = live->count[page[p]];
@@ -336,6 +347,12 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
   const auto at = time_param(d, param, "at");
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
   if (metric == "live" && !std::get<0>(at)) return fail(400, "metric=live needs at=T (ns since the dump's start).");
+  const auto options = site_options(param);
+  if (const auto* e = std::get_if<ApiError>(&options)) return fail(*e);
+  // ?group=label changes no flamegraph: its leaves already merge by name on
+  // each path, and a merged site keeps one member's frames, which would move
+  // the other members' values onto that member's path.
+  const SiteSet set = site_set(d, SiteOptions{std::get<SiteOptions>(options).raw, false});
   const auto figures = figures_of(d, std::get<TimeWindow>(range));
   if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
   const auto& fig = std::get<0>(figures);
@@ -346,9 +363,9 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
     const AllocationTable& t = *std::get<0>(table);
     live = live_by_site(t, cursor_at(t, *std::get<0>(at)));
   }
-  const SiteValues values{d.report.sites.sites, fig->sites, live ? &*live : nullptr};
+  const SiteValues values{set.sites->sites, fig->sites, live ? &*live : nullptr};
 
-  const CallSites& cs = d.report.sites;
+  const CallSites& cs = *set.sites;
   Flame tree;
   for (std::size_t i = 0; i < cs.sites.size(); ++i) {
     const std::uint64_t v = key->value(values, i);
@@ -371,11 +388,15 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
   const auto found = find_dump(data, dump_id);
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
   const ViewDump& d = *std::get<const ViewDump*>(found);
-  const HeapReport& r = d.report;
+  const auto found_set = site_set_of(d, param);
+  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
+  const SiteSet& set = std::get<SiteSet>(found_set);
+  const CallSites& cs = *set.sites;
   if (site_id.size() > 9) return fail(400, "The site id is too long.");
   const auto n = parse_count(site_id, ~0ull);
   if (!n) return fail(400, "The site id must be a number.");
-  if (*n >= r.sites.sites.size()) return fail(404, "No call site has id " + site_id + ".");
+  if (*n >= cs.sites.size()) return fail(404, "No call site has id " + site_id + ".");
+  const auto id = static_cast<std::uint32_t>(*n);
   const auto range = range_param(d, param);
   if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
   const auto at = time_param(d, param, "at");
@@ -383,12 +404,20 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
   const TimeWindow& w = std::get<TimeWindow>(range);
   const auto figures = figures_of(d, w);
   if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
-  const CallSite& s = r.sites.sites[*n];
-  json body = site_figures_json(with_figures(s, std::get<0>(figures)->sites[*n]));
-  body["id"] = *n;
-  json frames = json::array();
-  for (const std::uint32_t f : s.frames) frames.push_back(frame_json(r.sites.frames[f]));
-  body["frames"] = std::move(frames);
+  const CallSite& s = cs.sites[id];
+  json body = site_figures_json(with_figures(s, site_figures(set, id, std::get<0>(figures)->sites)));
+  body["id"] = id;
+  put_site_label(body, cs, s);
+  body["frames"] = frames_json(cs, s.frames, s.label_frame);
+  if (!s.paths.empty()) {
+    // A grouped site's stacks, each folded at its own label frame.
+    json paths = json::array();
+    for (std::size_t p = 0; p < s.paths.size() && p < kMaxPaths; ++p) {
+      paths.push_back(frames_json(cs, s.paths[p], label_position(cs, s.paths[p])));
+    }
+    body["paths"] = std::move(paths);
+    body["path_count"] = s.paths.size();
+  }
   body["range"] = range_json(d, w);
   if (const std::optional<std::uint64_t> t = std::get<0>(at)) {
     const auto table = table_of(d);
@@ -396,11 +425,13 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
     const AllocationTable& tab = *std::get<0>(table);
     std::uint64_t bytes = 0;
     std::uint64_t count = 0;
-    const auto [first, last] = tab.site_rows(static_cast<std::uint32_t>(*n));
-    for (const std::uint32_t* row = first; row != last && tab.alloc_ns(*row) <= *t; ++row) {
-      if (tab.free_ns(*row) > *t) {
-        bytes += tab.size(*row);
-        ++count;
+    for (const std::uint32_t member : set.members(id)) {
+      const auto [first, last] = tab.site_rows(member);
+      for (const std::uint32_t* row = first; row != last && tab.alloc_ns(*row) <= *t; ++row) {
+        if (tab.free_ns(*row) > *t) {
+          bytes += tab.size(*row);
+          ++count;
+        }
       }
     }
     body["at_ns"] = *t - d.start_ns();
@@ -430,19 +461,24 @@ ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const Pa
   const auto at = time_param(d, param, "at");
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
   if (!std::get<0>(at)) return fail(400, "instant needs at=T (ns since the dump's start).");
+  const auto found_set = site_set_of(d, param);
+  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
+  const SiteSet& set = std::get<SiteSet>(found_set);
   const std::uint64_t at_ns = *std::get<0>(at);
   const auto table = table_of(d);
   if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
   const AllocationTable& t = *std::get<0>(table);
   const EventCursor c = cursor_at(t, at_ns);
-  const SiteLive live = live_by_site(t, c);
-  const auto fig = range_figures(d, TimeWindow{d.start_ns(), std::max(d.end_ns(), d.start_ns())});
-  const SiteValues values{d.report.sites.sites, fig->sites, &live};
-  std::vector<std::size_t> order = ranked(d, values, *find_key("live"));
+  const SiteLive live = set_live(set, live_by_site(t, c));
+  const auto whole = range_figures(d, TimeWindow{d.start_ns(), std::max(d.end_ns(), d.start_ns())});
+  std::vector<SiteFigures> sums;
+  const std::vector<SiteFigures>& fig = set_figures(set, whole->sites, sums);
+  const SiteValues values{set.sites->sites, fig, &live};
+  std::vector<std::size_t> order = ranked(set, values, *find_key("live"));
   if (order.size() > 20) order.resize(20);
   json top = json::array();
   for (const std::size_t i : order) {
-    json row = site_row(d, i, fig->sites[i]);
+    json row = site_row(set, i, fig[i]);
     row["live_bytes"] = live.bytes[i];
     row["live_count"] = live.count[i];
     top.push_back(std::move(row));

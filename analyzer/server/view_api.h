@@ -53,7 +53,9 @@ struct ApiAnswer {
 using ParamFn = std::function<std::optional<std::string>(const std::string&)>;
 
 // Every dump endpoint takes ?from=NS&to=NS (ns since the dump's start, both
-// included; default the whole dump).
+// included; default the whole dump). Those that name call sites (sites,
+// flame, site, instant, allocations, diff/flame) take ?raw=1 and
+// ?group=label (view_sites.h); a site id is then one of that naming's.
 ApiAnswer api_dumps(const ViewData& data);
 ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const ParamFn& param);
@@ -68,7 +70,8 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
 ApiAnswer api_threads(const ViewData& data, const std::string& dump_id);
 ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, const ParamFn& param);
-ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index);
+ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index,
+                         const ParamFn& param);
 ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param);
 ApiAnswer api_diff_report(const ViewData& data, const ParamFn& param);

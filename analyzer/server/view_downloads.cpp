@@ -19,6 +19,7 @@
 #include "reports/flame_tree.h"
 #include "server/view_api.h"
 #include "server/view_params.h"
+#include "server/view_sites.h"
 
 namespace memrec::analyzer::server {
 namespace {
@@ -78,7 +79,9 @@ json diff_json(const DiffTree& tree, std::uint32_t at, std::uint64_t min_value, 
     children.push_back(diff_json(tree, child, min_value, pruned));
   }
   const DiffTree::Node& n = tree.node(at);
-  return {{"name", tree.name(at)}, {"base", n.value[0]}, {"new", n.value[1]}, {"children", std::move(children)}};
+  json node = {{"name", tree.name(at)}, {"base", n.value[0]}, {"new", n.value[1]}, {"children", std::move(children)}};
+  put_short_name(node, tree.name(at));
+  return node;
 }
 
 }  // namespace
@@ -170,9 +173,13 @@ ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
     return fail(400, "Unknown metric '" + metric.substr(0, 40) +
                          "': use one of leaked, peak, allocated, allocations, temporary.");
   }
+  const auto options = site_options(param);
+  if (const auto* e = std::get_if<ApiError>(&options)) return fail(*e);
+  // As /flame: ?raw=1 keeps the library leaves; ?group=label changes no flamegraph.
+  const SiteOptions naming{std::get<SiteOptions>(options).raw, false};
   DiffTree tree;
-  add_sites(tree, pair.base->report.sites, metric, 0);
-  add_sites(tree, pair.next->report.sites, metric, 1);
+  add_sites(tree, *site_set(*pair.base, naming).sites, metric, 0);
+  add_sites(tree, *site_set(*pair.next, naming).sites, metric, 1);
   tree.sort_children();
   const auto& root_node = tree.node(0);
   std::uint64_t pruned = 0;

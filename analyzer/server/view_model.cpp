@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "reports/site_label.h"
 #include "reports/site_match.h"
 
 namespace memrec::analyzer::server {
@@ -45,14 +46,14 @@ unsigned TableSlot::percent() const {
   return total == 0 ? 0 : static_cast<unsigned>(std::min<std::uint64_t>(99, done * 100 / total));
 }
 
-void index_site_labels(ViewDump& dump) {
-  const CallSites& s = dump.report.sites;
-  dump.site_label.clear();
-  dump.site_label.reserve(s.sites.size());
-  for (const CallSite& site : s.sites) {
-    dump.site_label.push_back(site.frames.empty() ? std::string() : frame_label(s.frames[site.frames[0]]));
-  }
+std::vector<std::string> site_label_texts(const CallSites& sites) {
+  std::vector<std::string> out;
+  out.reserve(sites.sites.size());
+  for (const CallSite& site : sites.sites) out.push_back(site_label(sites, site).text);
+  return out;
 }
+
+void index_site_labels(ViewDump& dump) { dump.site_label = site_label_texts(dump.report.sites); }
 
 CallSite with_figures(const CallSite& site, const SiteFigures& f) {
   CallSite out = site;

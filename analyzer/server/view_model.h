@@ -5,6 +5,7 @@
 // table of a large dump may come after the server started (TableSlot).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -68,10 +69,30 @@ class TableSlot {
   std::atomic<std::uint64_t> total_{0};
 };
 
+// `?group=label` (view_sites.h): each report site's group and each group's members.
+struct SiteGrouping {
+  std::vector<std::uint32_t> group_of_site;
+  std::vector<std::vector<std::uint32_t>> members;
+};
+
+// A naming of the sites other than the report's own: built by view_sites.cpp
+// on a request's first use, since most pages never ask for one and a copy of
+// a large dump's sites is not free.
+struct BuiltSites {
+  CallSites sites;
+  std::vector<std::string> labels;  // per site: its label text
+  std::optional<SiteGrouping> grouping;
+};
+struct SiteVariants {
+  std::array<std::once_flag, 3> once;  // raw, grouped, raw and grouped
+  std::array<std::unique_ptr<const BuiltSites>, 3> built;
+};
+
 struct ViewDump {
   HeapReport report;
   std::unique_ptr<TableSlot> slot = std::make_unique<TableSlot>();
-  std::vector<std::string> site_label;  // per site: its innermost frame's label (ties in rankings)
+  std::vector<std::string> site_label;  // per site: its label text (site_label.h; ties in rankings)
+  std::unique_ptr<SiteVariants> variants = std::make_unique<SiteVariants>();
   std::unique_ptr<RangeCache> cache = std::make_unique<RangeCache>();
   std::shared_ptr<const RangeFigures> whole_run = nullptr;  // set_whole_run(); never evicted
   // A dump served before its table: the whole run's heap over time, filled
@@ -86,6 +107,8 @@ struct ViewDump {
   const AllocationTable* table() const { return slot->table(); }
 };
 
+// Each site's label text (site_label.h).
+std::vector<std::string> site_label_texts(const CallSites& sites);
 // Fills the per-site labels once the report's sites are known.
 void index_site_labels(ViewDump& dump);
 

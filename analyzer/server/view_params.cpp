@@ -96,9 +96,4 @@ nlohmann::json range_json(const ViewDump& dump, const TimeWindow& w) {
   return {{"from_ns", w.from_ns - dump.start_ns()}, {"to_ns", w.to_ns - dump.start_ns()}};
 }
 
-std::string top_label(const CallSites& sites, std::size_t site) {
-  const CallSite& s = sites.sites[site];
-  return s.frames.empty() ? std::string() : frame_label(sites.frames[s.frames[0]]);
-}
-
 }  // namespace memrec::analyzer::server

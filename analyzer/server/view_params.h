@@ -44,7 +44,4 @@ std::variant<std::shared_ptr<const RangeFigures>, ApiError> figures_of(const Vie
 // {"from_ns", "to_ns"} relative to the dump's start.
 nlohmann::json range_json(const ViewDump& dump, const TimeWindow& window);
 
-// A frame's label, of the site's innermost frame ("" without frames).
-std::string top_label(const CallSites& sites, std::size_t site);
-
 }  // namespace memrec::analyzer::server

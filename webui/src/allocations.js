@@ -5,6 +5,7 @@
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
 import { address, bytes, durationInput, el, integer, parseBytes, parseDuration, timeText } from './format.js';
+import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
 import { rangeParams } from './state.js';
 
 const PAGE = 100;
@@ -15,6 +16,7 @@ function requestOf(state) {
   const sort = SORTS.some(([s]) => s === state.sort) ? state.sort : 'time';
   return {
     ...rangeParams(state),
+    ...labelParams(state),
     alive_at: state.alive === '1' ? state.at : undefined,
     leaked: state.leaked === '1' ? 1 : undefined,
     realloc: state.realloc === '1' ? 1 : undefined,
@@ -86,7 +88,8 @@ function table(answer, request, state, navigate, names) {
       return el('th', { scope: 'col', class: s === 'address' ? '' : 'num', 'aria-sort': current ? (request.order === 'asc' ? 'ascending' : 'descending') : 'none' },
         el('button', { type: 'button', onclick: () => navigate({ sort: s, order: next, offset: null }) }, label));
     }),
-    el('th', { scope: 'col' }, 'Thread'), el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col', class: 'num' }, 'Site'));
+    el('th', { scope: 'col' }, 'Thread'), el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
+    el('th', { scope: 'col', class: 'num' }, 'Site'));
   const rows = answer.rows.map((r) => {
     const tr = el('tr', { class: 'site', tabindex: 0, 'data-index': r.index, 'aria-selected': state.sel === String(r.index) ? 'true' : 'false' },
       el('td', { class: 'num' }, integer(r.index)),
@@ -95,7 +98,8 @@ function table(answer, request, state, navigate, names) {
       el('td', { class: 'num' }, lifetime(r)),
       el('td', { class: 'addr' }, address(r.address)),
       el('td', {}, r.thread_name ?? names.get(r.thread) ?? `thread ${r.thread}`),
-      el('td', { class: 'fn' }, r.top?.label ?? '?', r.realloc_from !== null && r.realloc_from !== undefined ? el('span', { class: 'tag' }, 'realloc') : null),
+      el('td', { class: 'fn' }, siteName(r, r.realloc_from !== null && r.realloc_from !== undefined ? el('span', { class: 'tag' }, 'realloc') : null)),
+      el('td', { class: 'loc' }, siteLocation(r)),
       el('td', { class: 'num' }, r.site ?? '—'));
     const pick = () => navigate({ sel: String(r.index) });
     tr.addEventListener('click', pick);
@@ -125,7 +129,7 @@ function chainList(chain, state, navigate) {
 async function detail(state, navigate) {
   const box = el('section', { class: 'allocation-detail', 'aria-label': 'Allocation' });
   try {
-    const a = await api.allocation(state.dump, state.sel);
+    const a = await api.allocation(state.dump, state.sel, labelParams(state));
     box.append(
       el('h3', {}, `Allocation #${integer(a.index)}: ${integer(a.size)} bytes`,
         el('button', { type: 'button', class: 'link', 'aria-label': 'Close the allocation', onclick: () => navigate({ sel: null }) }, '✕')),
@@ -146,6 +150,7 @@ export async function renderAllocations(root, state, navigate) {
   const names = new Map(threads.map((t) => [t.index, t.name ?? `tid ${t.tid}`]));
   root.replaceChildren(...[
     el('h2', {}, 'Allocations'),
+    el('div', { class: 'toolbar' }, labelToggles(state, navigate)),
     filterForm(state, threads, navigate),
     state.sel !== undefined ? await detail(state, navigate) : null,
     pager(answer, navigate),

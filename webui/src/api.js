@@ -47,14 +47,14 @@ export const api = {
   dumps: () => getJson('/api/dumps'),
   summary: (dump, range) => getJson(`${dumpPath(dump)}/summary${query(range)}`),
   timeline: (dump, range) => getJson(`${dumpPath(dump)}/timeline${query(range)}`),
-  // params: sort, offset, limit, from, to, at, spark
+  // params: sort, offset, limit, from, to, at, spark; here and below raw, group (labels.js)
   sites: (dump, params) => getJson(`${dumpPath(dump)}/sites${query(params)}`),
   site: (dump, id, params) => getJson(`${dumpPath(dump)}/sites/${encodeURIComponent(id)}${query(params)}`),
   // params: metric, from, to, at
   flame: (dump, params) => getJson(`${dumpPath(dump)}/flame${query(params)}`),
-  instant: (dump, at) => getJson(`${dumpPath(dump)}/instant${query({ at })}`),
+  instant: (dump, at, params) => getJson(`${dumpPath(dump)}/instant${query({ at, ...params })}`),
   allocations: (dump, params) => getJson(`${dumpPath(dump)}/allocations${query(params)}`),
-  allocation: (dump, index) => getJson(`${dumpPath(dump)}/allocations/${encodeURIComponent(index)}`),
+  allocation: (dump, index, params) => getJson(`${dumpPath(dump)}/allocations/${encodeURIComponent(index)}${query(params)}`),
   threads: (dump) => getJson(`${dumpPath(dump)}/threads`),
   diffFlame: (params) => getJson(`/api/diff/flame${query(params)}`),
 };

@@ -1,18 +1,37 @@
 // A symbolized backtrace as a list, innermost frame first: function, inline
-// marker, file:line and module, all as text. Used by the call sites and the
-// allocations views.
-import { el, location } from './format.js';
+// marker, file:line and module, all as text. Library frames folded under the
+// site's label are dimmed, never dropped. A grouped site lists each of its
+// paths too. Used by the call sites and the allocations views.
+import { el, integer, location } from './format.js';
 
 function frameItem(f) {
-  return el('li', { class: f.inlined ? 'frame inlined' : 'frame' },
+  const classes = ['frame', f.inlined ? 'inlined' : null, f.folded ? 'folded' : null].filter(Boolean).join(' ');
+  return el('li', { class: classes, title: f.folded ? 'Library code, folded under the site\'s label' : null },
     el('span', { class: 'fn' }, f.function ?? f.label),
     f.inlined ? el('span', { class: 'tag', title: 'inlined into the frame below' }, 'inlined') : null,
     f.file ? el('span', { class: 'loc' }, location(f)) : null,
     f.module ? el('span', { class: 'module', title: f.module }, f.module) : null);
 }
 
-export function backtrace(frames, truncated) {
+function frameList(frames, label) {
+  return el('ol', { class: 'backtrace', 'aria-label': label }, (frames || []).map(frameItem));
+}
+
+// `paths` (a grouped site's, each a frame list) and `pathCount` (all of them; the server sends up to 50).
+export function backtrace(frames, truncated, paths, pathCount) {
+  const n = paths?.length ?? 0;
   return el('div', {},
-    el('ol', { class: 'backtrace', 'aria-label': 'Backtrace, innermost first' }, (frames || []).map(frameItem)),
-    truncated ? el('p', { class: 'detail' }, 'The recorder cut this stack at its maximum depth.') : null);
+    frameList(frames, 'Backtrace, innermost first'),
+    truncated ? el('p', { class: 'detail' }, 'The recorder cut this stack at its maximum depth.') : null,
+    n > 0 ? el('h4', {}, `${integer(pathCount ?? n)} paths reach this line`,
+      (pathCount ?? n) > n ? ` (the first ${integer(n)} listed)` : '') : null,
+    n > 0 ? el('div', { class: 'paths' }, paths.map((p, i) =>
+      el('details', { class: 'path' }, el('summary', {}, `Path ${i + 1}: `, pathSummary(p)),
+        frameList(p, `Path ${i + 1}, innermost first`)))) : null);
+}
+
+// A path in one line: its frames outside the library ones, outermost last.
+function pathSummary(frames) {
+  const own = frames.filter((f) => !f.folded).map((f) => f.function ?? f.label);
+  return el('span', { class: 'fn' }, own.slice(0, 4).join(' ← ') + (own.length > 4 ? ' ← …' : ''));
 }

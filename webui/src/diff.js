@@ -3,7 +3,8 @@
 // has more, blue where it has less, grey where they are equal.
 import { api } from './api.js';
 import { el, integer } from './format.js';
-import { canvasWidth, draw, interact, layout, resolve } from './flame_canvas.js';
+import { canvasWidth, draw, interact, layout, nodeLabel, resolve } from './flame_canvas.js';
+import { labelToggles } from './labels.js';
 
 const DIFF_METRICS = ['leaked', 'peak', 'allocated', 'allocations', 'temporary'];
 const size = (n) => Math.max(n.base || 0, n.new || 0);
@@ -61,7 +62,7 @@ export async function renderDiff(root, state, navigate, context) {
   const { base, next } = diffPair(state, dumps);
   const metric = DIFF_METRICS.includes(state.metric) ? state.metric : 'leaked';
   const show = metric === 'allocations' || metric === 'temporary' ? integer : (v) => `${integer(v)} bytes`;
-  const tree = await api.diffFlame({ base, new: next, metric });
+  const tree = await api.diffFlame({ base, new: next, metric, raw: state.raw === '1' ? 1 : undefined });
   const chain = resolve(tree.root, state.zoom);
   const rects = layout(chain, state.zoom, size);
   const metricSelect = el('select', { 'aria-label': 'Metric' }, DIFF_METRICS.map((m) => el('option', { value: m }, m)));
@@ -79,7 +80,7 @@ export async function renderDiff(root, state, navigate, context) {
     el('div', { class: 'toolbar' },
       dumpSelect('Base', base, dumps, (v) => navigate({ base: v, zoom: null })),
       dumpSelect('New', next, dumps, (v) => navigate({ new: v, zoom: null })),
-      el('label', {}, 'Metric ', metricSelect), search,
+      el('label', {}, 'Metric ', metricSelect), search, labelToggles(state, navigate, { group: false }),
       state.zoom ? el('button', { type: 'button', onclick: () => navigate({ zoom: null }) }, 'Reset zoom') : null),
     el('p', { class: 'detail', id: 'diff-summary' },
       `base ${show(rootNode.base || 0)}, new ${show(rootNode.new || 0)}: ${total >= 0 ? '+' : '−'}${show(Math.abs(total))}. `,
@@ -94,9 +95,11 @@ export async function renderDiff(root, state, navigate, context) {
   draw(canvas, rects, canvasWidth(), (node) => (query && node !== tree.root && node.name.includes(query) ? '#d946ef' : color(node)));
   interact(canvas, rects,
     (r) => {
+      info.title = r ? r.node.name : '';
+      canvas.title = r ? r.node.name : '';
       if (!r) { info.textContent = '\u00a0'; return; }
       const d = (r.node.new || 0) - (r.node.base || 0);
-      info.textContent = `${r.node.name}: base ${show(r.node.base || 0)}, new ${show(r.node.new || 0)} (${d >= 0 ? '+' : '−'}${show(Math.abs(d))})`;
+      info.textContent = `${nodeLabel(r.node)}: base ${show(r.node.base || 0)}, new ${show(r.node.new || 0)} (${d >= 0 ? '+' : '−'}${show(Math.abs(d))})`;
     },
     (path) => navigate({ zoom: path }));
 }

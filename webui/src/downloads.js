@@ -62,7 +62,8 @@ export function filtersOf(state) {
     add('min_life_ns', state.min_life, `living at least ${duration(Number(state.min_life))}`);
     add('max_life_ns', state.max_life, `living at most ${duration(Number(state.max_life))}`);
     add('thread', state.thread, `thread #${state.thread}`);
-    add('site', state.site, `site ${state.site}`);
+    // A grouped view's site ids are its groups', which memrec export does not know.
+    if (state.group !== 'label') add('site', state.site, `site ${state.site}`);
     add('match', state.match, `function or library matching /${state.match}/`);
   }
   return { params, phrases };

@@ -1,10 +1,13 @@
 // The flamegraph of one dump over the selected range: the metric (leaked,
 // live at the peak, allocated, allocations, temporary, live at the selected
 // instant), the zoomed frame (a path of child indices) and the search are in
-// the URL hash. Hovering names a frame in a text line below.
+// the URL hash. Frames are drawn by their short name (`label`); hovering
+// names a frame in a text line below, the whole demangled name on hover.
+// "Library frames" (raw=1) keeps the allocator's frames as leaves.
 import { api } from './api.js';
 import { el, integer } from './format.js';
-import { canvasWidth, draw, interact, layout, resolve } from './flame_canvas.js';
+import { canvasWidth, draw, interact, layout, nodeLabel, resolve } from './flame_canvas.js';
+import { labelToggles } from './labels.js';
 import { rangeParams } from './state.js';
 
 export const METRICS = [
@@ -32,7 +35,8 @@ export function metricOf(state) {
 
 export async function renderFlame(root, state, navigate) {
   const metric = metricOf(state);
-  const flame = await api.flame(state.dump, { metric, ...rangeParams(state), at: metric === 'live' ? state.at : undefined });
+  const raw = state.raw === '1' ? 1 : undefined;
+  const flame = await api.flame(state.dump, { metric, ...rangeParams(state), raw, at: metric === 'live' ? state.at : undefined });
   const show = metric === 'allocations' || metric === 'temporary' ? integer : (v) => `${integer(v)} bytes`;
   const chain = resolve(flame.root, state.zoom);
   const rects = layout(chain, state.zoom, (n) => n.value);
@@ -51,7 +55,7 @@ export async function renderFlame(root, state, navigate) {
   const canvas = el('canvas', { role: 'img', 'aria-label': `Flamegraph of ${metric}` });
   root.replaceChildren(
     el('h2', {}, 'Flamegraph'),
-    el('div', { class: 'toolbar' }, el('label', {}, 'Metric ', select), search,
+    el('div', { class: 'toolbar' }, el('label', {}, 'Metric ', select), search, labelToggles(state, navigate, { group: false }),
       state.zoom ? el('button', { type: 'button', onclick: () => navigate({ zoom: null }) }, 'Reset zoom') : null,
       state.at === undefined ? el('span', { class: 'detail' }, 'Click the timeline for “live at the instant”.') : null),
     el('p', { class: 'detail', id: 'flame-summary' }, summary),
@@ -60,6 +64,10 @@ export async function renderFlame(root, state, navigate) {
   if (flame.total === 0) return;
   draw(canvas, rects, canvasWidth(), (node) => (query && node !== flame.root && node.name.includes(query) ? '#d946ef' : hue(node.name)));
   interact(canvas, rects,
-    (r) => { info.textContent = r ? `${r.node.name}: ${show(r.node.value)} (${((100 * r.node.value) / (flame.total || 1)).toFixed(1)}%)` : '\u00a0'; },
+    (r) => {
+      info.textContent = r ? `${nodeLabel(r.node)}: ${show(r.node.value)} (${((100 * r.node.value) / (flame.total || 1)).toFixed(1)}%)` : '\u00a0';
+      info.title = r ? r.node.name : '';
+      canvas.title = r ? r.node.name : '';
+    },
     (path) => navigate({ zoom: path }));
 }

@@ -4,6 +4,9 @@
 // are drawn with fillText, never as markup.
 export const ROW = 18;
 
+// A node's short name (the server's `label`, templates and arguments elided), else its name.
+export const nodeLabel = (node) => node.label ?? node.name;
+
 // The node at `path` ("0.2.1": child indices from the root) and its ancestors.
 export function resolve(root, path) {
   const chain = [root];
@@ -60,7 +63,7 @@ export function draw(canvas, rects, width, color) {
       ctx.rect(x, r.depth * ROW, w - 4, ROW);
       ctx.clip();
       ctx.fillStyle = '#1d232b';
-      ctx.fillText(r.node.name, x + 3, r.depth * ROW + ROW / 2);
+      ctx.fillText(nodeLabel(r.node), x + 3, r.depth * ROW + ROW / 2);
       ctx.restore();
     }
   }

@@ -2,7 +2,9 @@
 // and the call sites that held the most then. Shown under the overview's
 // timeline; a failure stays inside the panel, as an alert.
 import { api } from './api.js';
-import { bytesText, duration, el, integer, locationText } from './format.js';
+import { bytesText, duration, el, integer } from './format.js';
+import { labelParams, siteLocation, siteName } from './labels.js';
+import { hashFor } from './state.js';
 
 function figure(label, value) {
   return el('div', { class: 'figure' }, el('span', { class: 'figure-label' }, label), el('span', { class: 'figure-value' }, value));
@@ -15,8 +17,9 @@ function topTable(rows, state) {
       el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
       el('th', { scope: 'col', class: 'num' }, 'Live bytes'), el('th', { scope: 'col', class: 'num' }, 'Live blocks'))),
     el('tbody', {}, rows.map((s) => el('tr', {},
-      el('td', { class: 'fn' }, el('a', { href: `#/sites?dump=${encodeURIComponent(state.dump)}&sort=live&at=${state.at}&open=${s.id}` }, s.top?.label ?? '?')),
-      el('td', { class: 'loc' }, locationText(s.top)),
+      el('td', { class: 'fn' }, el('a', { href: hashFor({ view: 'sites', dump: state.dump, sort: 'live', at: state.at, open: s.id, raw: state.raw, group: state.group }) },
+        siteName(s))),
+      el('td', { class: 'loc' }, siteLocation(s)),
       el('td', { class: 'num', title: `${integer(s.live_bytes)} bytes` }, integer(s.live_bytes)),
       el('td', { class: 'num' }, integer(s.live_count))))));
 }
@@ -26,7 +29,7 @@ export async function instantPanel(state, onClose) {
     el('h3', {}, `Heap at ${duration(Number(state.at))}`,
       el('button', { type: 'button', class: 'link', onclick: onClose, 'aria-label': 'Close the instant' }, '✕')));
   try {
-    const i = await api.instant(state.dump, state.at);
+    const i = await api.instant(state.dump, state.at, labelParams(state));
     panel.append(
       el('div', { class: 'figures' },
         figure('Heap', el('span', {}, bytesText(i.heap_bytes), el('span', { class: 'exact' }, ` ${integer(i.heap_bytes)} bytes`))),

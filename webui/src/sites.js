@@ -1,10 +1,12 @@
 // Call sites over the selected range: a server-sorted, paged table (leaked
 // bytes, leaked blocks, live at the peak, bytes and calls allocated, live at
 // the selected instant), each row with a sparkline of its live bytes; a row
-// expands to its whole backtrace. Sort, page and the open row are in the hash.
+// expands to its whole backtrace (a grouped one to its paths too). Sort, page,
+// the open row and the naming toggles (labels.js) are in the hash.
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
-import { buildingNote, bytes, el, integer, locationText } from './format.js';
+import { buildingNote, bytes, el, integer } from './format.js';
+import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
 import { sparkline } from './sparkline.js';
 import { rangeParams } from './state.js';
 
@@ -23,8 +25,8 @@ const SPARK = 32;
 async function fillBacktrace(cell, state, id) {
   cell.replaceChildren(el('p', { class: 'loading' }, 'Loading the backtrace…'));
   try {
-    const site = await api.site(state.dump, id, rangeParams(state));
-    cell.replaceChildren(backtrace(site.frames, site.truncated));
+    const site = await api.site(state.dump, id, { ...rangeParams(state), ...labelParams(state) });
+    cell.replaceChildren(backtrace(site.frames, site.truncated, site.paths, site.path_count));
   } catch (e) {
     cell.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
   }
@@ -32,10 +34,10 @@ async function fillBacktrace(cell, state, id) {
 
 function row(site, columns, state, navigate) {
   const open = state.open === String(site.id);
-  const top = site.top || {};
   const tr = el('tr', { class: 'site', 'data-site': site.id, 'aria-expanded': open ? 'true' : 'false', tabindex: 0 },
-    el('td', { class: 'fn' }, top.label ?? '?', site.runtime ? el('span', { class: 'tag' }, 'runtime') : null),
-    el('td', { class: 'loc' }, locationText(top)),
+    el('td', { class: 'fn' }, siteName(site, site.runtime ? el('span', { class: 'tag' }, 'runtime') : null,
+      site.path_count ? el('span', { class: 'tag', title: 'Stacks merged at this line' }, `${integer(site.path_count)} paths`) : null)),
+    el('td', { class: 'loc' }, siteLocation(site)),
     columns.map((c) => el('td', { class: 'num', title: c.bytes ? bytes(c.value(site)) : null }, integer(c.value(site)))),
     el('td', { class: 'spark-cell' }, site.spark ? sparkline(site.spark) : null));
   const toggle = () => navigate({ open: open ? null : String(site.id) });
@@ -62,7 +64,7 @@ export async function renderSites(root, state, navigate, context) {
   if (sort === 'live' && state.at === undefined) sort = 'leaked';
   const offset = /^\d+$/.test(state.offset ?? '') ? Number(state.offset) : 0;
   const columns = state.at !== undefined ? [...COLUMNS, LIVE] : COLUMNS;
-  const answer = await api.sites(state.dump, { sort, offset, limit: PAGE, ...rangeParams(state), at: state.at, spark: SPARK });
+  const answer = await api.sites(state.dump, { sort, offset, limit: PAGE, ...rangeParams(state), ...labelParams(state), at: state.at, spark: SPARK });
   const head = el('tr', {},
     el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
     columns.map((c) => el('th', { scope: 'col', class: 'num', 'aria-sort': c.sort === sort ? 'descending' : 'none' },
@@ -71,6 +73,7 @@ export async function renderSites(root, state, navigate, context) {
   const body = el('tbody', {}, answer.sites.map((s) => row(s, columns, state, navigate)));
   root.replaceChildren(...[
     el('h2', {}, 'Call sites'),
+    el('div', { class: 'toolbar' }, labelToggles(state, navigate)),
     el('p', { class: 'detail' },
       `${integer(answer.total)} ${answer.total === 1 ? 'site' : 'sites'} with a non-zero figure, sorted by ${sort}.` +
       (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its backtrace.'),

@@ -3,8 +3,9 @@
 // and changes it with navigate(); the time range (from/to) and the instant (at),
 // integer ns since the dump's start, are shared by all views. No DOM here.
 
-// Kept when switching views; every other key belongs to one view.
-export const SHARED_KEYS = ['dump', 'from', 'to', 'at'];
+// Kept when switching views; every other key belongs to one view. raw and
+// group name the call sites (labels.js) in every view that lists them.
+export const SHARED_KEYS = ['dump', 'from', 'to', 'at', 'raw', 'group'];
 export const VIEW_NAMES = ['dumps', 'overview', 'sites', 'flame', 'allocations', 'diff'];
 
 const NS = /^\d{1,19}$/;

@@ -2,9 +2,10 @@
 // built (server/view_command.cpp): what answers at once, what is a 503 that
 // carries the build's percent, what a table that never comes says, and that
 // the table of the second pass (replay_into) answers exactly as the one built
-// beside the report.
+// beside the report. Also how sites are named: by label, raw=1, group=label.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <bit>
 #include <fstream>
 #include <map>
@@ -13,6 +14,7 @@
 #include "model/allocation_table.h"
 #include "model/heap_timeline.h"
 #include "reports/heap_report.h"
+#include "reports/site_label.h"
 #include "server/view_api.h"
 #include "server/view_model.h"
 #include "support/dump_builder.h"
@@ -135,9 +137,131 @@ void check_building(const server::ApiAnswer& a, unsigned percent) {
   CHECK(a.error->message.find("still being built (" + std::to_string(percent) + " %)") != std::string::npos);
 }
 
+// A C++ service's sites as the report builds them, without a table: two
+// stacks through operator new (libstdc++) into Cache::store at one line, from
+// two callers, and one site of the program's own.
+server::ViewDump service_dump() {
+  server::ViewDump d;
+  CallSites& cs = d.report.sites;
+  const std::string exe = "/srv/bin/service";
+  cs.frames = {
+      {"operator new(unsigned long)", "", 0, "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", 0x9a0, false},
+      {"Cache::store(std::vector<int, std::allocator<int> > const&)", "/srv/cache.cpp", 12, exe, 0x1200, false},
+      {"serve_get()", "/srv/main.cpp", 30, exe, 0x1400, false},
+      {"serve_put()", "/srv/main.cpp", 40, exe, 0x1500, false},
+      {"record_log()", "/srv/log.cpp", 8, exe, 0x1600, false},
+  };
+  const auto site = [](SiteFrames frames, std::uint64_t leaked, std::uint64_t count) {
+    CallSite s;
+    s.frames = std::move(frames);
+    s.allocations = count;
+    s.allocated_bytes = leaked;
+    s.leaked_bytes = leaked;
+    s.leaked_count = count;
+    s.peak_bytes = leaked;
+    return s;
+  };
+  cs.sites = {site({0, 1, 2}, 300, 3), site({0, 1, 3}, 200, 2), site({4, 2}, 400, 1)};
+  label_sites(cs);
+  server::index_site_labels(d);
+  server::set_whole_run(d);
+  return d;
+}
+
+std::vector<std::string> names_in(const json& node) {
+  std::vector<std::string> out{node["name"].get<std::string>()};
+  for (const json& child : node["children"]) {
+    for (std::string& n : names_in(child)) out.push_back(std::move(n));
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("server/view_api") {
+  TEST_CASE("sites are named by their program frame, with the library frames folded under it") {
+    server::ViewData data;
+    data.dumps.push_back(service_dump());
+    const json sites = body_of(server::api_sites(data, "0", params({})));
+    REQUIRE(sites["total"] == 3);
+    const json& store = sites["sites"][1];  // 300 leaked, after record_log's 400
+    CHECK(sites["sites"][0]["label"] == "record_log");
+    CHECK(sites["sites"][0]["via"] == nullptr);
+    CHECK(store["label"] == "Cache::store");
+    CHECK(store["label_full"] == "Cache::store(std::vector<int, std::allocator<int> > const&)");
+    CHECK(store["via"] == "operator new");
+    CHECK(store["label_frame"] == 1);
+    CHECK(store["top"]["file"] == "/srv/cache.cpp");
+    CHECK(store["top"]["line"] == 12);
+
+    const json detail = body_of(server::api_site(data, "0", std::to_string(store["id"].get<int>()), params({})));
+    REQUIRE(detail["frames"].size() == 3);
+    CHECK(detail["frames"][0]["folded"] == true);
+    CHECK(detail["frames"][1]["folded"] == false);
+    CHECK_FALSE(detail.contains("paths"));
+
+    const json flame = body_of(server::api_flame(data, "0", params({})));
+    const auto names = names_in(flame["root"]);
+    CHECK(std::find(names.begin(), names.end(), "operator new(unsigned long)") == names.end());
+  }
+
+  TEST_CASE("raw=1 names sites by their innermost frame and keeps library leaves in the flamegraph") {
+    server::ViewData data;
+    data.dumps.push_back(service_dump());
+    const json sites = body_of(server::api_sites(data, "0", params({{"raw", "1"}})));
+    CHECK(sites["sites"][1]["label"] == "operator new");
+    CHECK(sites["sites"][1]["label_frame"] == 0);
+    CHECK(sites["sites"][1]["via"] == nullptr);
+    const json detail = body_of(server::api_site(data, "0", "0", params({{"raw", "1"}})));
+    for (const json& f : detail["frames"]) CHECK(f["folded"] == false);
+    const json flame = body_of(server::api_flame(data, "0", params({{"raw", "1"}})));
+    const auto names = names_in(flame["root"]);
+    CHECK(std::find(names.begin(), names.end(), "operator new(unsigned long)") != names.end());
+    // The default naming is untouched by the raw one built beside it.
+    CHECK(body_of(server::api_sites(data, "0", params({})))["sites"][1]["label"] == "Cache::store");
+  }
+
+  TEST_CASE("group=label merges the sites of one label line, sums their figures and lists their paths") {
+    server::ViewData data;
+    data.dumps.push_back(service_dump());
+    const json sites = body_of(server::api_sites(data, "0", params({{"group", "label"}})));
+    REQUIRE(sites["total"] == 2);
+    const json& store = sites["sites"][0];
+    CHECK(store["label"] == "Cache::store");
+    CHECK(store["leaked_bytes"] == 500);
+    CHECK(store["leaked_count"] == 5);
+    CHECK(store["peak_bytes"] == 500);
+    CHECK(store["path_count"] == 2);
+    const std::string id = std::to_string(store["id"].get<int>());
+    const json detail = body_of(server::api_site(data, "0", id, params({{"group", "label"}})));
+    CHECK(detail["allocated_bytes"] == 500);
+    REQUIRE(detail["paths"].size() == 2);
+    for (const json& path : detail["paths"]) {
+      CHECK(path[0]["folded"] == true);
+      CHECK(path[1]["function"] == store["label_full"]);
+    }
+    // Raw and grouped, the two stacks through operator new are one site: it is the innermost frame of both.
+    const json raw = body_of(server::api_sites(data, "0", params({{"group", "label"}, {"raw", "1"}})));
+    CHECK(raw["total"] == 2);
+    CHECK(raw["sites"][0]["label"] == "operator new");
+    CHECK(raw["sites"][0]["leaked_bytes"] == 500);
+  }
+
+  TEST_CASE("a naming parameter with another value is a 400") {
+    server::ViewData data;
+    data.dumps.push_back(service_dump());
+    for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
+             {"raw", "yes"}, {"raw", "2"}, {"group", "line"}, {"group", ""}}) {
+      CAPTURE(name);
+      CAPTURE(value);
+      const auto answer = server::api_sites(data, "0", params({{name, value}}));
+      REQUIRE(answer.error);
+      CHECK(answer.error->status == 400);
+      CHECK(server::api_flame(data, "0", params({{name, value}})).error->status == 400);
+      CHECK(server::api_site(data, "0", "0", params({{name, value}})).error->status == 400);
+    }
+  }
+
   TEST_CASE("before its table, a dump answers for its whole run and says 503 with the percent for the rest") {
     const std::string path = churn_dump();
     Symbolizer symbolizer(SymbolizerOptions{{}, 1});
@@ -167,7 +291,7 @@ TEST_SUITE("server/view_api") {
     check_building(server::api_site(data, "0", "0", params({{"at", mid}})), 30);
     check_building(server::api_instant(data, "0", params({{"at", mid}})), 30);
     check_building(server::api_allocations(data, "0", none), 30);
-    check_building(server::api_allocation(data, "0", "0"), 30);
+    check_building(server::api_allocation(data, "0", "0", none), 30);
     // Bad parameters are still refused as such.
     CHECK(server::api_sites(data, "0", params({{"sort", "nope"}})).error->status == 400);
   }
@@ -350,7 +474,8 @@ TEST_SUITE("server/view_api") {
     }
     for (std::uint32_t row = 0; row < 24; ++row) {
       const std::string r = std::to_string(row);
-      CHECK(body_of(server::api_allocation(data, "0", r)) == body_of(server::api_allocation(data, "1", r)));
+      CHECK(body_of(server::api_allocation(data, "0", r, params({}))) ==
+            body_of(server::api_allocation(data, "1", r, params({}))));
     }
     // The spark rows exist once the table is there.
     const json sites = body_of(server::api_sites(data, "1", params({{"sort", "allocated"}, {"spark", "8"}})));
