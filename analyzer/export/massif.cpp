@@ -84,8 +84,7 @@ std::string peak_tree(const HeapReport& r) {
     frames[i] = s.frames.to_vector();
     // Below massif's "heap allocation functions" root, each stack starts at
     // its site's label frame, as valgrind's does at the caller of malloc.
-    frames[i].erase(frames[i].begin(),
-                    frames[i].begin() + std::min<std::size_t>(s.label_frame, frames[i].size() - 1));
+    frames[i].erase(frames[i].begin(), frames[i].begin() + std::min<std::size_t>(s.label_frame, frames[i].size() - 1));
     roots[frames[i][0]] = true;
   }
   std::string out =

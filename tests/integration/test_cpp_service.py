@@ -7,6 +7,8 @@ above them), never addresses."""
 from __future__ import annotations
 
 import re
+import shutil
+import subprocess
 
 import pytest
 
@@ -134,3 +136,26 @@ def test_top_sites_name_the_services_functions_not_the_standard_library(service)
     assert all(label.startswith("(anonymous namespace)::") or label == "main" for label in labels), labels
     assert {"(anonymous namespace)::cache_store", "(anonymous namespace)::render_response",
             "(anonymous namespace)::record_request_log"} <= set(labels)
+
+
+@pytest.mark.skipif(shutil.which("go") is None, reason="go (Debian golang-go) is not installed")
+def test_go_tool_pprof_names_the_program_and_its_allocating_functions_flat(build, service, tmp_path):
+    # given the service exported as pprof
+    run, rep = service
+    out = tmp_path / "heap.pb.gz"
+    export = support.memrec_raw(build, ["export", run.dats[0], "--format", "pprof", "-o", out])
+    assert export.returncode == 0, export.describe()
+    env = support.clean_env({"HOME": str(tmp_path), "GOCACHE": str(tmp_path / "gocache")})
+    # when go tool pprof lists the bytes allocated
+    top = subprocess.run(["go", "tool", "pprof", "-symbolize=none", "-top", "-sample_index=alloc_space", "-unit=B",
+                          str(out)], capture_output=True, text=True, timeout=120, env=env, check=True).stdout
+    # then the profile is the program's (its first mapping), and the program's
+    # own functions hold the bytes as flat: no operator new, no STL frame is a leaf
+    assert re.search(r"^File: cpp_service$", top, re.MULTILINE), top
+    flat = {m.group(2): int(m.group(1)) for m in re.finditer(r"^\s*(\d+)B\s+\S+\s+\S+\s+\S+\s+\S+\s+(.+)$", top,
+                                                               re.MULTILINE)}
+    leaves = {name.replace("(anonymous namespace)::", "").split("(")[0]: value for name, value in flat.items()
+              if value > 0}
+    assert {"cache_store", "render_response", "record_request_log"} <= set(leaves), top
+    assert not [n for n in leaves if "operator new" in n or n.startswith("std::")], top
+    assert leaves["cache_store"] >= REQUESTS * (VALUE_BYTES + KEY_BYTES + NODE_BYTES)

@@ -47,8 +47,9 @@ def api(view, name, endpoint, **params):
 def labels_and_figures(sites):
     fields = ("allocations", "allocated_bytes", "temporary", "leaked_bytes", "leaked_count",
               "runtime_retained_bytes", "runtime_retained_count", "peak_bytes")
-    return sorted((s["top"]["label"] if "top" in s else s["frames"][0]["label"], *(s[f] for f in fields))
-                  for s in sites)
+    # The view's `top` is the site's label frame, as the report's label_frame names it.
+    return sorted((s["top"]["label"] if "top" in s else s["frames"][s["label_frame"]]["label"],
+                   *(s[f] for f in fields)) for s in sites)
 
 
 def duration(view, name):

@@ -67,7 +67,7 @@ TEST_SUITE("analyzer/report_json") {
     reports.push_back(three_sites());
     const json doc = document(reports, 10);
     CHECK(doc["schema"] == "memrec-report");
-    CHECK(doc["version"] == 2);
+    CHECK(doc["version"] == 3);
     CHECK(doc["warnings"] == json{"a warning"});
     const json& p = doc["processes"][0];
     CHECK(p["exe"] ==
