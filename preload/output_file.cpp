@@ -4,6 +4,7 @@
 #include "decimal.h"
 #include "fd_guard.h"
 
+#include <errno.h>  // program_invocation_short_name (_GNU_SOURCE)
 #include <fcntl.h>
 #include <unistd.h>
 #include <cerrno>
@@ -33,14 +34,30 @@ struct Out {
   }
 };
 
-std::string_view exe_name(char* storage, std::size_t cap) {
-  const ssize_t n = readlink("/proc/self/exe", storage, cap - 1);
-  if (n <= 0) return "unknown";
-  std::string_view path(storage, static_cast<std::size_t>(n));
-  const std::size_t slash = path.rfind('/');
-  // remove_prefix, not substr: substr can throw, and the preload has no exceptions.
-  if (slash != std::string_view::npos) path.remove_prefix(slash + 1);
-  return path;
+// %e: the name the program was invoked as, argv[0]'s last element as glibc
+// keeps it (program_invocation_short_name), so a tool reached through a
+// symlink (redis-server -> redis-check-rdb) names its dump as the user called
+// it; /proc/self/exe's name when that is empty. Taken at the image's first
+// dump and kept for its fork children: a server may rewrite its argv for ps
+// once started (PostgreSQL's "postgres: checkpointer").
+char g_exe_name[256];
+std::size_t g_exe_name_len = 0;
+
+std::string_view exe_name() {
+  if (g_exe_name_len != 0) return std::string_view(g_exe_name, g_exe_name_len);
+  std::string_view name = program_invocation_short_name != nullptr ? program_invocation_short_name : "";
+  char link[4096];
+  if (name.empty()) {
+    const ssize_t n = readlink("/proc/self/exe", link, sizeof(link) - 1);
+    if (n > 0) name = std::string_view(link, static_cast<std::size_t>(n));
+    const std::size_t slash = name.rfind('/');
+    // remove_prefix, not substr: substr can throw, and the preload has no exceptions.
+    if (slash != std::string_view::npos) name.remove_prefix(slash + 1);
+  }
+  if (name.empty()) name = "unknown";
+  g_exe_name_len = name.size() < sizeof(g_exe_name) ? name.size() : sizeof(g_exe_name) - 1;
+  std::memcpy(g_exe_name, name.data(), g_exe_name_len);
+  return std::string_view(g_exe_name, g_exe_name_len);
 }
 
 // Expands the template; `counter` < 0 means "no %n in the template".
@@ -98,8 +115,7 @@ bool expand(const char* tmpl, std::uint64_t pid, std::uint64_t start_s, std::str
 }  // namespace
 
 int create_output(const char* tmpl, std::uint64_t pid, std::uint64_t start_s, char* path, std::size_t cap) {
-  char exe_storage[4096];
-  const std::string_view exe = exe_name(exe_storage, sizeof(exe_storage));
+  const std::string_view exe = exe_name();
   const bool has_counter = std::strstr(tmpl, "%n") != nullptr;
   for (std::uint64_t attempt = 0; attempt < 10000; ++attempt) {
     const std::uint64_t counter = has_counter ? attempt : 0;

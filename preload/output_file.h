@@ -1,5 +1,5 @@
 // Creating the dump file from the MEMREC_OUTPUT template: %p pid, %e the
-// executable's name, %t the start time (seconds since the epoch), %n a
+// name it was run as (argv[0]'s last element), %t the start time (seconds since the epoch), %n a
 // counter, %% a percent sign. Files are created 0600 and never overwritten:
 // an existing name moves %n on, or gets ".N" before its extension.
 #pragma once

@@ -19,6 +19,18 @@ def test_output_template_expands_executable_name_and_pid(record):
     assert [p.name for p in run.dats] == [f"leak_three.{run.pid}.dat"]
 
 
+def test_e_is_the_name_the_program_was_run_as_through_a_symlink(build, tmp_path):
+    # given leak_three reached through a symlink of another name, as
+    # redis-check-rdb is redis-server
+    alias = tmp_path / "leak_alias"
+    alias.symlink_to(build.program("leak_three"))
+    # when it runs under the preload with %e in the template
+    run = support.record(build, alias, tmp_path=tmp_path, output="%e.%p.dat")
+    # then the dump is named as the program was called, not as its target
+    assert run.returncode == 0, run.describe()
+    assert [p.name for p in run.dats] == [f"leak_alias.{run.pid}.dat"]
+
+
 def test_output_template_expands_counter_time_and_percent(build, record, tmp_path):
     # given a template with %n (the first free number), %t (start time in
     # seconds since the epoch) and %% (a percent sign), shared by two runs

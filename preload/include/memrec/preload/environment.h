@@ -18,7 +18,8 @@ struct EnvironmentVariable {
 
 inline constexpr EnvironmentVariable kEnvOutput{
     "MEMREC_OUTPUT", "memrec.%e.%p.dat", "output",
-    "Path template for the dump: %p is the pid, %e the executable's name, %t the start time in seconds since "
+    "Path template for the dump: %p is the pid, %e the name the program was run as (the last element of its "
+    "argv[0], so a tool run through a symlink is named as called), %t the start time in seconds since "
     "1970, %n a counter that picks the first free name, and %% a percent sign. Dumps are created with mode "
     "0600 and never overwrite a file: without %n, a taken name gets .1, .2, ... before its extension. "
     "`memrec run` sets it from --output, made absolute."};
