@@ -140,6 +140,29 @@ def test_fatal_signal_flushes_every_thread_and_still_kills(record, run_plain, on
                  ignore=("main",))  # main calls pthread_create
 
 
+@pytest.mark.parametrize("mode", ["chain", "restore"])
+def test_a_handler_that_chains_to_the_preloads_keeps_the_programs_fate(record, run_plain, only_dump,
+                                                                        leaks_by_function, mode):
+    # given signal_chain: leaks 7007, installs SIGTERM (sa_handler) and SIGINT
+    # (SA_SIGINFO) handlers that call the `prev` sigaction returned unless it
+    # is SIG_DFL or SIG_IGN (under the preload prev is the preload's handler),
+    # raises both, leaks 8008; with "restore" it then puts SIGTERM's prev back
+    # and raises SIGTERM again
+    # when it runs under the preload and without it
+    run = record("signal_chain", *([mode] if mode == "restore" else []))
+    plain = run_plain("signal_chain", *([mode] if mode == "restore" else []))
+    # then the exit and the output are the same: chained to, the preload's
+    # handler returns; restored, it dies of the signal as SIG_DFL would
+    assert plain.returncode == (0 if mode == "chain" else -signal.SIGTERM), plain.describe()
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout), run.describe()
+    assert run.stdout.startswith("signal_chain: SIGTERM x 1, SIGINT x 1, still alive\n")
+    # and the dump is complete, with the leaks before and after the signals
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert_consistent(dump)
+    assert_leaks(leaks_by_function(dump), {"leak_before_signals": (1, 7007), "leak_after_signals": (1, 8008)})
+
+
 def test_underscore_exit_flushes_every_thread_and_keeps_the_exit_code(record, run_plain, only_dump,
                                                                       leaks_by_function):
     # given underscore_exit: leaks 3030 on the main thread and 10 x 100 on a
