@@ -168,8 +168,14 @@ void finish_before_exit() {
   writer_finish(kExitFlushTimeoutNs);
 }
 
-void sync_before_exec() {
-  if (this_process_records()) writer_sync(kExitFlushTimeoutNs);
+bool sync_before_exec(const char* path) {
+  if (!this_process_records()) return false;
+  writer_sync_before_exec(path, kExitFlushTimeoutNs);
+  return true;
+}
+
+void note_exec_failed(int error) {
+  if (this_process_records()) writer_note_exec_failed(error, now_ns());
 }
 
 namespace {
