@@ -72,6 +72,21 @@ inline std::uint64_t realloc_free_stamp() { return recording_frees() && !HookSco
 
 inline bool ready() { return g_real.free != nullptr; }
 
+// Runs `exec` (the real exec call) with the dump brought up to it; an exec
+// that returns failed, and the program sees its errno unchanged.
+template <typename Exec>
+int exec_noted(const char* path, Exec&& exec) {
+  if (!ready()) early_init();
+  const bool noted = sync_before_exec(path);
+  const int result = exec();
+  if (noted) {
+    const int error = errno;
+    note_exec_failed(error);
+    errno = error;
+  }
+  return result;
+}
+
 }  // namespace
 }  // namespace memrec::preload
 
@@ -300,30 +315,23 @@ MEMREC_EXPORT void _Exit(int status) {
   __builtin_unreachable();
 }
 
-// exec replaces the image without running destructors: write what we have.
-// If exec fails, recording simply goes on.
+// exec replaces the image without running destructors: write what we have,
+// ending with an Exec record. If exec fails, the dump notes it and recording
+// goes on (FORMAT.md, "Exec").
 MEMREC_EXPORT int execve(const char* path, char* const argv[], char* const envp[]) {
-  if (!ready()) early_init();
-  sync_before_exec();
-  return g_real.execve(path, argv, envp);
+  return exec_noted(path, [&] { return g_real.execve(path, argv, envp); });
 }
 
 MEMREC_EXPORT int execv(const char* path, char* const argv[]) {
-  if (!ready()) early_init();
-  sync_before_exec();
-  return g_real.execv(path, argv);
+  return exec_noted(path, [&] { return g_real.execv(path, argv); });
 }
 
 MEMREC_EXPORT int execvp(const char* file, char* const argv[]) {
-  if (!ready()) early_init();
-  sync_before_exec();
-  return g_real.execvp(file, argv);
+  return exec_noted(file, [&] { return g_real.execvp(file, argv); });
 }
 
 MEMREC_EXPORT int execvpe(const char* file, char* const argv[], char* const envp[]) {
-  if (!ready()) early_init();
-  sync_before_exec();
-  return g_real.execvpe(file, argv, envp);
+  return exec_noted(file, [&] { return g_real.execvpe(file, argv, envp); });
 }
 
 }  // extern "C"

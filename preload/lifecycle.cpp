@@ -49,9 +49,31 @@ void on_toggle_signal(int) {
   errno = saved;
 }
 
-// A default-fatal signal: write the dump's end, then die of the signal as the
-// program would have without us.
+// True while `handler` is the disposition of `sig` (async-signal-safe:
+// sigaction is on signal-safety(7)'s list).
+bool installed(int sig, void (*handler)(int)) {
+  struct sigaction now {};
+  return sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) == 0 && now.sa_handler == handler;
+}
+
+// A default-fatal signal. Two ways to get here (docs/design/signals_and_exec.md):
+// - The kernel ran us, our handler being the disposition: the program left
+//   the signal at its default, so write the dump's end and die of the signal
+//   as the program would have without us. Also when a program that had
+//   replaced us put us back (it restored the `prev` its sigaction returned).
+// - The program's own handler called us as the `prev` its sigaction
+//   returned (signal-hook-registry, which tokio uses, and many daemons chain
+//   so). Without us `prev` would have been SIG_DFL, which such a handler
+//   never calls: return, and let the program shut down its own way; its
+//   exit, _exit or exec ends the dump. No sync here: the program's handler
+//   would wait for a frame's compression, and its exit comes soon.
+// Installed without SA_SIGINFO, so a chaining handler reads
+// `prev.sa_handler` and calls us with the signal alone; one that calls
+// `prev.sa_sigaction(sig, info, ctx)` regardless passes two more arguments,
+// which the x86-64 and AArch64 calling conventions let a one-argument
+// function ignore.
 void on_fatal_signal(int sig) {
+  if (!installed(sig, on_fatal_signal)) return;  // sigaction() that succeeds leaves errno alone
   if (this_process_records()) writer_finish(kSignalFlushTimeoutNs);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -146,8 +168,14 @@ void finish_before_exit() {
   writer_finish(kExitFlushTimeoutNs);
 }
 
-void sync_before_exec() {
-  if (this_process_records()) writer_sync(kExitFlushTimeoutNs);
+bool sync_before_exec(const char* path) {
+  if (!this_process_records()) return false;
+  writer_sync_before_exec(path, kExitFlushTimeoutNs);
+  return true;
+}
+
+void note_exec_failed(int error) {
+  if (this_process_records()) writer_note_exec_failed(error, now_ns());
 }
 
 namespace {

@@ -12,7 +12,12 @@ bool early_init_done();
 // Flushes and closes the dump before the process image goes away (_exit),
 // unless this is a vfork child sharing our memory.
 void finish_before_exit();
-// Flushes what is recorded before an exec replaces the image.
-void sync_before_exec();
+// Before an exec of `path` replaces the image: writes what is recorded and an
+// Exec record (FORMAT.md, "Exec"). False if this process does not record
+// (a vfork child, recording stopped): nothing to note if the exec fails.
+bool sync_before_exec(const char* path);
+// The exec announced by sync_before_exec() returned, failing with `error`:
+// the dump notes it and the recording goes on.
+void note_exec_failed(int error);
 
 }  // namespace memrec::preload

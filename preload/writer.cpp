@@ -87,6 +87,21 @@ std::atomic<bool> g_started{false};
 std::atomic<std::uint32_t> g_sync_requested{0};
 std::atomic<std::uint32_t> g_sync_done{0};
 
+// An exec about to happen (writer_sync_before_exec): the thread that wins
+// g_exec_claim (its acquire pairs with the release that frees it, so the
+// next winner's copy follows the last one's) copies the path to
+// g_exec_request and sets g_exec_requested (release; the writer's acquire
+// pairs with it) before it asks for a sync; the writer serving that sync
+// ends the frame with an Exec record.
+constexpr std::size_t kExecPathBytes = 4096;
+std::atomic<bool> g_exec_claim{false};
+std::atomic<bool> g_exec_requested{false};
+constinit char g_exec_request[kExecPathBytes] = {};
+// An exec that returned: its errno (0: nothing to note) and when. The
+// release store of the errno publishes the time; the writer's exchange pairs.
+std::atomic<std::uint32_t> g_exec_error{0};
+std::atomic<std::uint64_t> g_exec_error_ns{0};
+
 // Everything the writer thread owns. Reset wholesale in a fork child.
 struct Writer {
   // Guarded descriptors (fd_guard.h): the program cannot close them.
@@ -97,6 +112,7 @@ struct Writer {
   bool opened = false;
   bool failed = false;
   char path[4096] = {};
+  char exec_path[kExecPathBytes] = {};  // of the last Exec record, for the one noting its failure
   std::uint64_t pid = 0;
   std::uint64_t ppid = 0;
   std::uint64_t start_mono_ns = 0;
@@ -146,6 +162,17 @@ struct Writer {
 constinit Writer g_w;
 
 // ---- output -------------------------------------------------------------
+
+// Copies the C string `from` into `to`, cut to fit with its NUL.
+template <std::size_t N>
+void copy_path(char (&to)[N], const char* from) {
+  std::size_t n = 0;
+  while (n + 1 < N && from[n] != '\0') {
+    to[n] = from[n];
+    ++n;
+  }
+  to[n] = '\0';
+}
 
 void fail(std::string_view what, int err) {
   if (g_w.failed) return;
@@ -348,14 +375,15 @@ void finish_compressing() {
 
 // Ends the frame of the records encoded so far and starts compressing it;
 // with `complete` (and always for the final frame), compresses and writes it
-// before returning.
-void flush_frame(bool final_frame, bool complete = false) {
+// before returning. `exec_path`: the process is about to exec it; the frame,
+// even an empty one, ends with an Exec record and is written before returning.
+void flush_frame(bool final_frame, bool complete = false, const char* exec_path = nullptr) {
   const std::uint64_t now = now_ns();
   if (g_w.failed) return;
   // The frame before first: frames stay in order, and payload and zbuf are free again.
   finish_compressing();
   if (g_w.failed) return;
-  if (g_w.enc->size() == 0 && !final_frame) {
+  if (g_w.enc->size() == 0 && !final_frame && exec_path == nullptr) {
     g_w.last_flush_ns = now;
     return;
   }
@@ -366,6 +394,10 @@ void flush_frame(bool final_frame, bool complete = false) {
   if (final_frame) {
     const std::uint64_t end_ns = publish_tick();
     g_w.enc->record([&](format::RecordEncoder& enc) { return enc.end(end_ns); });
+  } else if (exec_path != nullptr) {
+    const std::uint64_t exec_ns = publish_tick();
+    g_w.enc->record([&](format::RecordEncoder& enc) { return enc.exec(exec_ns, 0, exec_path); });
+    complete = true;
   }
   g_w.compress_fill_ns = now - g_w.last_flush_ns;
   g_w.last_flush_ns = now;
@@ -558,6 +590,15 @@ void write_toggles() {
   }
 }
 
+// An exec announced by an Exec record returned: note its errno, and the
+// recording goes on (FORMAT.md, "Exec").
+void write_exec_failure() {
+  const std::uint32_t error = g_exec_error.exchange(0, std::memory_order_acquire);
+  if (error == 0) return;
+  const std::uint64_t time_ns = g_exec_error_ns.load(std::memory_order_relaxed);
+  put_record([&](format::RecordEncoder& enc) { return enc.exec(time_ns, error, g_w.exec_path); });
+}
+
 void drain(ThreadBuffer& b, std::uint64_t end) {
   constexpr std::uint64_t kMask = ThreadBuffer::kSlots - 1;
   std::uint64_t tail = b.tail.load(std::memory_order_relaxed);
@@ -675,6 +716,7 @@ void cycle() {
   }
   write_stacks();
   write_toggles();
+  write_exec_failure();
   const std::uint64_t now = now_ns();
   const bool poll = now - g_w.last_names_ns >= kNamePollNs;
   if (poll) g_w.last_names_ns = now;
@@ -778,7 +820,12 @@ void* writer_main(void*) {
       // Read before the cycle above? No: a request that arrived during it may
       // miss events committed before it, so run one more cycle first.
       cycle();
-      flush_frame(false, /*complete=*/true);
+      const char* exec_path = nullptr;
+      if (g_exec_requested.load(std::memory_order_acquire)) {
+        copy_path(g_w.exec_path, g_exec_request);
+        exec_path = g_w.exec_path;
+      }
+      flush_frame(false, /*complete=*/true, exec_path);
       g_sync_done.store(sync, std::memory_order_release);
       os::futex_wake_all(g_sync_done);
     }
@@ -949,6 +996,23 @@ void writer_finish(std::uint64_t timeout_ns) {
   }
 }
 
+void writer_sync_before_exec(const char* path, std::uint64_t timeout_ns) {
+  // Two threads exec'ing at once: the second syncs without an Exec record
+  // (at most one exec replaces the image; the kernel ends the other thread).
+  if (path == nullptr || g_exec_claim.exchange(true, std::memory_order_acquire)) return writer_sync(timeout_ns);
+  copy_path(g_exec_request, path);
+  g_exec_requested.store(true, std::memory_order_release);
+  writer_sync(timeout_ns);
+  g_exec_requested.store(false, std::memory_order_relaxed);
+  g_exec_claim.store(false, std::memory_order_release);
+}
+
+void writer_note_exec_failed(int error, std::uint64_t time_ns) {
+  if (!g_started.load(std::memory_order_acquire)) return;
+  g_exec_error_ns.store(time_ns, std::memory_order_relaxed);
+  g_exec_error.store(error > 0 ? static_cast<std::uint32_t>(error) : EIO, std::memory_order_release);
+}
+
 void writer_sync(std::uint64_t timeout_ns) {
   if (!g_started.load(std::memory_order_acquire) || g_finish_done.load() != 0) return;
   const std::uint32_t ticket = g_sync_requested.fetch_add(1, std::memory_order_acq_rel) + 1;
@@ -987,6 +1051,9 @@ void writer_restart_in_child() {
   g_finish_done.store(0);
   g_sync_requested.store(0);
   g_sync_done.store(0);
+  g_exec_claim.store(false);
+  g_exec_requested.store(false);
+  g_exec_error.store(0);
   g_started.store(false);
   for (Toggle& t : g_toggles) t.ready.store(0);
   g_toggle_next.store(0);

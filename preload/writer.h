@@ -26,6 +26,15 @@ void writer_finish(std::uint64_t timeout_ns);
 // file holds every event up to it.
 void writer_sync(std::uint64_t timeout_ns);
 
+// writer_sync(), ending the frame with an Exec record naming `path`: the
+// process is about to exec it. If the exec returns, writer_note_exec_failed.
+void writer_sync_before_exec(const char* path, std::uint64_t timeout_ns);
+
+// The exec announced last returned with `error` at `time_ns`: the writer
+// notes it (an Exec record with the errno) and the recording goes on.
+// Async-signal-safe.
+void writer_note_exec_failed(int error, std::uint64_t time_ns);
+
 // The pid the current file belongs to. A vfork child shares our memory but
 // not our pid, and must not end the parent's recording.
 std::uint64_t recorded_pid();

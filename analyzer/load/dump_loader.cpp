@@ -57,6 +57,7 @@ class MetaApplier {
     for (const auto& [key, value] : r.values) d_.facts.counters[key] = value;
   }
   void operator()(const reader::EndRecord&) { d_.facts.clean_end = true; }
+  void operator()(const reader::ExecRecord& r) { d_.facts.note_exec(r); }
   template <typename Other>
   void operator()(const Other&) {}  // event records never land in `meta`
 

@@ -129,4 +129,9 @@ void FrameCollector::on_end(const reader::EndRecord& r) {
   out_.meta.emplace_back(r);
 }
 
+void FrameCollector::on_exec(const reader::ExecRecord& r) {
+  saw_time(r.time_ns);
+  out_.meta.emplace_back(r);
+}
+
 }  // namespace memrec::analyzer

@@ -57,6 +57,7 @@ class FrameCollector final : public reader::RecordVisitor {
   void on_recording(const reader::RecordingRecord& r) override;
   void on_counters(const reader::CountersRecord& r) override;
   void on_end(const reader::EndRecord& r) override;
+  void on_exec(const reader::ExecRecord& r) override;
 
  private:
   void saw_time(std::uint64_t t);

@@ -114,6 +114,8 @@ json info_json(const InfoReport& r) {
       {"file_bytes", d.facts.file_bytes},
       {"frames", d.facts.frames},
       {"clean_end", d.facts.clean_end},
+      {"ended_by_exec", d.facts.ended_by_exec()},
+      {"exec_path", d.facts.ended_by_exec() ? json(*d.facts.exec_path) : json(nullptr)},
       {"truncated_at", optional_number(d.facts.truncated_at)},
       {"header", header_json(d.header)},
       {"duration_ns", r.duration_ns},

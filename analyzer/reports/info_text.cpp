@@ -63,6 +63,9 @@ void write_header(std::string& out, const InfoReport& r) {
   if (d.facts.truncated_at) {
     fmt::format_to(std::back_inserter(out), "  end       cut at offset {}: the last complete frame ends there\n",
                    *d.facts.truncated_at);
+  } else if (d.facts.ended_by_exec()) {
+    fmt::format_to(std::back_inserter(out), "  end       exec of {}: the process went on as that program\n",
+                   *d.facts.exec_path);
   } else {
     out += d.facts.clean_end ? "  end       clean\n"
                              : "  end       no End record: the process stopped without a clean exit\n";

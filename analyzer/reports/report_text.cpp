@@ -105,6 +105,8 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
   } else if (f.truncated_at) {
     out += fmt::format("{}dump: cut at offset {} ({} lost); events up to {} were read\n", pad, *f.truncated_at,
                        bytes(f.file_bytes - *f.truncated_at), seconds(r.duration_ns));
+  } else if (f.ended_by_exec()) {
+    out += fmt::format("{}dump: ended by exec of {}\n", pad, *f.exec_path);
   } else if (!f.clean_end) {
     out += fmt::format("{}dump: no End record (the program was killed); every frame was read\n", pad);
   }

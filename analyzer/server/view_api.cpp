@@ -149,7 +149,8 @@ ApiAnswer api_dumps(const ViewData& data) {
                     {"peak_bytes", r.totals.peak_bytes},
                     {"leaked_bytes", r.leaked_bytes},
                     {"allocations", r.totals.allocations},
-                    {"incomplete", !(f.clean_end && !f.truncated_at && !r.stopped)},
+                    {"incomplete", !(f.ended() && !r.stopped)},
+                    {"ended_by_exec", f.ended_by_exec() && !r.stopped},
                     {"table", table_state(data.dumps[i])}});
   }
   return ok({{"dumps", std::move(list)}, {"warnings", data.warnings}});

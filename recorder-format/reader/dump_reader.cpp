@@ -38,6 +38,10 @@ class CollectingVisitor final : public RecordVisitor {
     out_.emplace_back(r);
     facts_.clean_end = true;
   }
+  void on_exec(const ExecRecord& r) override {
+    out_.emplace_back(r);
+    facts_.note_exec(r);
+  }
 
  private:
   std::vector<Record>& out_;

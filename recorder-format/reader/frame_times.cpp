@@ -86,6 +86,7 @@ class TimeWalk {
       case Tag::kRss:
       case Tag::kRecording:
       case Tag::kEnd:
+      case Tag::kExec:
         time_ = format::undelta(time_, body.varint());
         break;
       case Tag::kStack:

@@ -227,6 +227,14 @@ void decode_end(Cursor& c) {
   if (c.in.ok()) c.visitor.on_end(r);
 }
 
+void decode_exec(Cursor& c) {
+  ExecRecord r;
+  r.time_ns = c.time();
+  r.error = c.checked_u32(c.in.varint(), "an Exec record's errno is over 32 bits");
+  r.path = c.name();
+  if (c.in.ok()) c.visitor.on_exec(r);
+}
+
 using DecodeFn = void (*)(Cursor&);
 
 // Tag -> decoder; null for tags this version does not know (Alloc tags are
@@ -250,6 +258,7 @@ constexpr auto kDecoders = [] {
   set(Tag::kRecording, decode_recording);
   set(Tag::kCounters, decode_counters);
   set(Tag::kEnd, decode_end);
+  set(Tag::kExec, decode_exec);
   return t;
 }();
 

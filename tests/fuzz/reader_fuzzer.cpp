@@ -96,6 +96,10 @@ class ReencodingVisitor final : public RecordVisitor {
     put(out_.counters(values));
   }
   void on_end(const EndRecord& r) override { put(out_.end(r.time_ns)); }
+  void on_exec(const ExecRecord& r) override {
+    require(r.path.size() <= format::kMaxStringBytes);
+    put(out_.exec(r.time_ns, r.error, r.path));
+  }
 
   bool complete() const { return !skipped_; }
 

@@ -171,7 +171,7 @@ NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
                                ("corrupt file header",)),
     "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
     "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
-    "newer version": (lambda: header(version=6) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "newer version": (lambda: header(version=7) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
     "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
     "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
     "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 6) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v6 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 7) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v7 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -429,6 +429,27 @@ def test_a_crafted_dump_of_each_layout_reads(build, memrec_cli, tmp_path, reader
     info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
     assert info["format_version"] == version and info["clean_end"] is True
     assert (info["counts"]["alloc"], info["counts"]["free"], info["heap"]["live_bytes"]) == counts
+
+
+# --- version 6: the Exec record (FORMAT.md, "Exec") -----------------------------------
+
+
+def exec_record(dt: int, error: int, path: bytes) -> bytes:
+    return b"\x12" + zz(dt) + varint(error) + string(path)
+
+
+@pytest.mark.parametrize("failed", [False, True])
+def test_a_crafted_dump_whose_last_record_is_exec_ended_by_exec(build, memrec_cli, tmp_path, failed):
+    # given a version 6 dump: Thread 7, malloc(64), an exec of /bin/true
+    # announced and, if `failed`, its failure (ENOENT), then nothing
+    records = THREAD + alloc(5, 0x1000, 64) + exec_record(1, 0, b"/bin/true")
+    if failed:
+        records += exec_record(1, 2, b"/bin/true")
+    data = header(version=6) + frame(b"\x00" + records)
+    # then info reads it: without End, ended by that exec unless it failed
+    info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
+    assert (info["format_version"], info["clean_end"], info["counts"]["alloc"]) == (6, False, 1)
+    assert (info["ended_by_exec"], info["exec_path"]) == ((False, None) if failed else (True, "/bin/true"))
 
 
 V3_CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {

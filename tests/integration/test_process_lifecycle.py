@@ -109,6 +109,29 @@ def test_exec_without_fork_flushes_the_old_image_into_its_own_file(record, info,
     assert_leaks(leaks_by_function(before[0]), {"leak_before_exec": (1, 6006)})
     assert_leaks(leaks_by_function(after[0]), {"leak_here": (3, 3 * 4242)})
     assert after[0]["clean_end"] is True
+    assert after[0]["ended_by_exec"] is False
+    # and the old image's dump ended by exec of leak_three, not killed
+    assert (before[0]["clean_end"], before[0]["truncated_at"]) == (False, None)
+    assert before[0]["ended_by_exec"] is True
+    assert os.path.basename(before[0]["exec_path"]) == "leak_three"
+
+
+def test_a_failed_exec_is_noted_and_the_recording_goes_on(record, run_plain, only_dump, leaks_by_function):
+    # given exec_replace fail: leaks 6006, execv()s a path that does not
+    # exist (it returns -1, ENOENT), leaks 7007 and exits 0
+    # when it runs under the preload
+    run = record("exec_replace", "fail")
+    # then the program sees the same failure as without the preload
+    plain = run_plain("exec_replace", "fail")
+    assert plain.returncode == 0, plain.describe()
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout), run.describe()
+    assert "exec failed: -1 No such file or directory" in run.stdout
+    # and its one dump ended cleanly, not by exec, with the events on both
+    # sides of the failed exec
+    dump = only_dump(run)
+    assert (dump["clean_end"], dump["ended_by_exec"], dump["exec_path"]) == (True, False, None)
+    assert_consistent(dump)
+    assert_leaks(leaks_by_function(dump), {"leak_before_exec": (1, 6006), "leak_after_failed_exec": (1, 7007)})
 
 
 @pytest.mark.parametrize("name", ["TERM", "INT", "HUP"])
@@ -138,6 +161,29 @@ def test_fatal_signal_flushes_every_thread_and_still_kills(record, run_plain, on
     assert_consistent(dump)
     assert_leaks(leaks_by_function(dump), {"leak_before_signal": (1, 5005), "worker_leak": (10, 1000)},
                  ignore=("main",))  # main calls pthread_create
+
+
+@pytest.mark.parametrize("mode", ["chain", "restore"])
+def test_a_handler_that_chains_to_the_preloads_keeps_the_programs_fate(record, run_plain, only_dump,
+                                                                        leaks_by_function, mode):
+    # given signal_chain: leaks 7007, installs SIGTERM (sa_handler) and SIGINT
+    # (SA_SIGINFO) handlers that call the `prev` sigaction returned unless it
+    # is SIG_DFL or SIG_IGN (under the preload prev is the preload's handler),
+    # raises both, leaks 8008; with "restore" it then puts SIGTERM's prev back
+    # and raises SIGTERM again
+    # when it runs under the preload and without it
+    run = record("signal_chain", *([mode] if mode == "restore" else []))
+    plain = run_plain("signal_chain", *([mode] if mode == "restore" else []))
+    # then the exit and the output are the same: chained to, the preload's
+    # handler returns; restored, it dies of the signal as SIG_DFL would
+    assert plain.returncode == (0 if mode == "chain" else -signal.SIGTERM), plain.describe()
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout), run.describe()
+    assert run.stdout.startswith("signal_chain: SIGTERM x 1, SIGINT x 1, still alive\n")
+    # and the dump is complete, with the leaks before and after the signals
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert_consistent(dump)
+    assert_leaks(leaks_by_function(dump), {"leak_before_signals": (1, 7007), "leak_after_signals": (1, 8008)})
 
 
 def test_underscore_exit_flushes_every_thread_and_keeps_the_exit_code(record, run_plain, only_dump,
@@ -255,12 +301,13 @@ def test_fifty_forks_with_exec_leave_one_dump_per_image_with_its_exact_leak(reco
     assert len(set(child_pids)) == 50
     assert sorted(d["header"]["pid"] for d in forked) == child_pids
     # and the forked image recorded nothing between fork and exec; its dump
-    # has no End, since an exec may fail and the recording go on
+    # has no End (an exec may fail and the recording go on) but ended by exec
     for image in forked:
         context = image["file"]
         assert image["header"]["ppid"] == run.pid, context
         assert (image["counts"]["alloc"], image["counts"]["free"]) == (0, 0), context
         assert (image["clean_end"], image["truncated_at"]) == (False, None), context
+        assert image["ended_by_exec"] is True, context
     # and each exec'd program's dump ended cleanly with exec_leak's one block
     for child in execd:
         context = child["file"]

@@ -84,3 +84,50 @@ def test_no_command_is_a_usage_error(build, tmp_path):
     assert memrec_run(build, tmp_path).returncode == 1
     missing = memrec_run(build, tmp_path, "-o", tmp_path / "x.%p.dat", "--", tmp_path / "no-such-program")
     assert missing.returncode == 127
+
+
+def dash_exec_dumps(build, tmp_path, command, env=None):
+    """`memrec run -- dash -c COMMAND`: the run, and dash's report and the
+    exec'd program's from `memrec report --json` of both dumps."""
+    run = memrec_run(build, tmp_path, "-o", tmp_path / "%e.%p.dat", "--", "/usr/bin/dash", "-c", command, env=env)
+    assert run.returncode == 0, run.describe()
+    dumps = dumps_listed(run)
+    assert len(dumps) == 2, run.describe()
+    doc = support.report(build, *dumps)
+    by_exe = {os.path.basename(p["exe"]): p for p in doc["processes"]}
+    assert sorted(by_exe) == ["dash", "true"], list(by_exe)
+    return run, dumps, by_exe["dash"], by_exe["true"]
+
+
+def test_a_shell_that_execs_ends_by_exec_not_killed(build, tmp_path):
+    # given `dash -c 'exec /bin/true'` under memrec run
+    run, dumps, dash, true = dash_exec_dumps(build, tmp_path, "exec /bin/true")
+    # then dash's dump ended by exec of /bin/true: complete, not killed
+    loss = dash["report"]["dump"]
+    assert (loss["complete"], loss["clean_end"], loss["ended_by_exec"]) == (True, False, True)
+    assert loss["exec_path"] == "/bin/true"
+    # and true's dump, the same pid, is linked under it as its exec and ended cleanly
+    assert (true["pid"], true["link"], true["parent"]["pid"]) == (dash["pid"], "exec", dash["pid"])
+    assert true["report"]["dump"]["clean_end"] is True
+    assert true["report"]["dump"]["ended_by_exec"] is False
+    # and the text reports say so too
+    dash_dat = next(p for p in dumps if p.name.startswith("dash."))
+    text = support.memrec_raw(build, ["report", dash_dat])
+    assert text.returncode == 0, text.describe()
+    assert "dump: ended by exec of /bin/true" in text.stdout
+    assert "killed" not in text.stdout
+    info = support.memrec_raw(build, ["info", dash_dat])
+    assert info.returncode == 0, info.describe()
+    assert "  end       exec of /bin/true: the process went on as that program" in info.stdout
+
+
+def test_a_shell_that_searches_path_ends_by_the_exec_that_worked(build, tmp_path):
+    # given `dash -c 'exec true'` with a PATH whose first folder does not
+    # hold it: dash's execve fails there (ENOENT) before it works in /usr/bin
+    missing = tmp_path / "no-such-folder"
+    run, dumps, dash, true = dash_exec_dumps(build, tmp_path, "exec true",
+                                             env={"PATH": f"{missing}:/usr/bin:/bin"})
+    # then dash's dump ended by the exec that worked, not the one that failed
+    loss = dash["report"]["dump"]
+    assert (loss["complete"], loss["ended_by_exec"], loss["exec_path"]) == (True, True, "/usr/bin/true")
+    assert true["link"] == "exec"

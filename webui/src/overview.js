@@ -27,7 +27,7 @@ function recorderCard(s) {
   const why = [];
   if (s.dump.truncated_at !== null) why.push(`cut at byte ${integer(s.dump.truncated_at)}, ${integer(s.dump.lost_bytes)} bytes lost`);
   if (s.dump.error) why.push(s.dump.error);
-  if (!s.dump.clean_end && s.dump.truncated_at === null) why.push('no clean end record');
+  if (!s.dump.clean_end && !s.dump.ended_by_exec && s.dump.truncated_at === null) why.push('no clean end record');
   for (const [name, value] of lost) why.push(`${name}: ${integer(value)}`);
   return card('Recorder', s.dump.complete ? 'complete' : 'incomplete', why.join('; '));
 }

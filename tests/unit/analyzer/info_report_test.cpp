@@ -80,7 +80,7 @@ TEST_SUITE("analyzer/info_report") {
     const DumpBuilder b = leaky_dump(true);
     const json j = info_of(b.bytes());
     CHECK(j["file"] == "leaky.dat");
-    CHECK(j["format_version"] == 5);
+    CHECK(j["format_version"] == 6);
     CHECK(j["file_bytes"] == b.bytes().size());
     CHECK(j["frames"] == 2);
     CHECK(j["clean_end"] == true);

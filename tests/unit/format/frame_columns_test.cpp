@@ -119,6 +119,7 @@ void random_records(Encoder& e, std::uint32_t seed, int n) {
         REQUIRE(e.thread_name(rng() % 9, std::string(rng() % 300, 'n')));
         REQUIRE(e.thread_exit(rng() % 9, t));
         REQUIRE(e.module_unload(static_cast<std::uint32_t>(i), 2));
+        REQUIRE(e.exec(t, static_cast<std::uint32_t>(rng() % 3), std::string(rng() % 300, 'p')));
         break;
       }
     }
@@ -197,6 +198,9 @@ class ColumnEncoderAsRecords {
   template <typename... Args>
   bool end(Args&&... a) {
     return other([&](format::RecordEncoder& r) { return r.end(a...); });
+  }
+  bool exec(std::uint64_t time_ns, std::uint32_t error, const std::string& path) {
+    return other([&](format::RecordEncoder& r) { return r.exec(time_ns, error, path); });
   }
 
  private:
@@ -293,6 +297,7 @@ class Reencoder final : public reader::RecordVisitor {
     REQUIRE(e_.counters(values));
   }
   void on_end(const reader::EndRecord& r) override { REQUIRE(e_.end(r.time_ns)); }
+  void on_exec(const reader::ExecRecord& r) override { REQUIRE(e_.exec(r.time_ns, r.error, r.path)); }
 
  private:
   std::vector<std::byte> buf_;

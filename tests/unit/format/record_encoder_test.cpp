@@ -156,6 +156,44 @@ TEST_SUITE("format/record_encoder") {
     CHECK(c.facts.counters.at(200) == 5);
   }
 
+  TEST_CASE("an Exec record round-trips, and the last one says whether the dump ended by exec") {
+    DumpBuilder b;
+    b.frame([](format::RecordEncoder& e) {
+      REQUIRE(e.exec(kMax, 0, "/no/such/true"));
+      REQUIRE(e.exec(5, 2, "/no/such/true"));  // ENOENT: the recording went on
+    });
+    b.frame([](format::RecordEncoder& e) { REQUIRE(e.exec(7, 0, "/usr/bin/true")); });
+    const DumpContents c = read_back(b);
+    REQUIRE(c.records.size() == 3);
+    const auto& announced = at<ExecRecord>(c, 0);
+    CHECK(announced.time_ns == kMax);
+    CHECK(announced.error == 0);
+    CHECK(announced.path == "/no/such/true");
+    CHECK(at<ExecRecord>(c, 1).time_ns == 5);
+    CHECK(at<ExecRecord>(c, 1).error == 2);
+    CHECK(at<ExecRecord>(c, 2).path == "/usr/bin/true");
+    CHECK_FALSE(c.facts.clean_end);
+    CHECK(c.facts.ended_by_exec());
+    CHECK(c.facts.ended());
+    CHECK(c.facts.exec_path == "/usr/bin/true");
+  }
+
+  TEST_CASE("a dump whose last exec failed did not end by exec: End, or nothing, follows") {
+    for (const bool end : {false, true}) {
+      CAPTURE(end);
+      DumpBuilder b;
+      b.frame([&](format::RecordEncoder& e) {
+        REQUIRE(e.exec(1, 0, "/no/such/program"));
+        REQUIRE(e.exec(2, 2, "/no/such/program"));
+        if (end) REQUIRE(e.end(3));
+      });
+      const DumpContents c = read_back(b);
+      CHECK_FALSE(c.facts.ended_by_exec());
+      CHECK_FALSE(c.facts.exec_path.has_value());
+      CHECK(c.facts.ended() == end);
+    }
+  }
+
   TEST_CASE("decodes every allocation function from its tag") {
     DumpBuilder b;
     b.frame([](format::RecordEncoder& e) {

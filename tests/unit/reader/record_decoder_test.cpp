@@ -62,7 +62,7 @@ TEST_SUITE("reader/record_decoder") {
   }
 
   TEST_CASE("unknown tags are corrupt, including alloc tags past the last function") {
-    for (std::uint8_t tag : {0x00, 0x02, 0x12, 0x29, 0x2f, 0x30, 0xff}) {
+    for (std::uint8_t tag : {0x00, 0x02, 0x13, 0x29, 0x2f, 0x30, 0xff}) {
       CAPTURE(tag);
       check_corrupt({std::byte{tag}}, "unknown record tag");
     }

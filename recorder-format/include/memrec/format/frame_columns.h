@@ -255,6 +255,11 @@ inline bool skip_body(std::uint8_t tag, RecordCursor& in) {
     case Tag::kEnd:
       in.varint();
       return true;
+    case Tag::kExec:
+      in.varint();
+      in.varint();
+      in.skip(in.varint());
+      return true;
     default:
       return false;
   }

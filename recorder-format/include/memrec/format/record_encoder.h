@@ -249,6 +249,16 @@ class RecordEncoder {
       put_time(w, s, time_ns);
     });
   }
+  // error 0: the process is about to exec `path`; otherwise that exec failed
+  // with this errno and the recording goes on.
+  bool exec(std::uint64_t time_ns, std::uint32_t error, std::string_view path) {
+    return record([&](ByteWriter& w, DeltaState& s) {
+      tag(w, Tag::kExec);
+      put_time(w, s, time_ns);
+      w.varint(error);
+      w.string(path);
+    });
+  }
 
  private:
   // Alloc and Free are written without a bounds check per byte when this

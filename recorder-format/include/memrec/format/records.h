@@ -10,7 +10,7 @@
 namespace memrec::format {
 
 inline constexpr std::array<char, 8> kFileMagic = {'M', 'E', 'M', 'R', 'E', 'C', 'D', 'T'};
-inline constexpr std::uint16_t kFormatVersion = 5;
+inline constexpr std::uint16_t kFormatVersion = 6;
 inline constexpr std::size_t kFileHeaderPrefixBytes = 16;  // magic, version, reserved, body length
 
 // Every frame starts with "MRFZ", then u32 LE compressed and decompressed sizes.
@@ -40,6 +40,7 @@ enum class Tag : std::uint8_t {
   kRecording = 0x0f,     // zz dt, u8 on
   kCounters = 0x10,      // varint n, n x (varint key, varint value)
   kEnd = 0x11,           // zz dt: the clean end; nothing follows it
+  kExec = 0x12,          // zz dt, varint error, string path: about to exec path (0), or that exec failed (errno)
   kAllocBase = 0x20,     // 0x20 | AllocFn: zz dt, zz daddr, varint size, zz dstack
 };
 inline constexpr std::uint8_t kAllocTagMask = 0xf0;

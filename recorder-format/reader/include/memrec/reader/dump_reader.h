@@ -45,6 +45,24 @@ struct DumpFacts {
   std::optional<std::uint64_t> truncated_at;
   bool clean_end = false;                           // an End record was seen
   std::map<std::uint64_t, std::uint64_t> counters;  // the last Counters record, by key
+  // What the last Exec record said the process was about to exec; reset by
+  // one that says the exec failed (FORMAT.md, "Exec").
+  std::optional<std::string> exec_path;
+
+  // No End, nothing cut, and the last Exec record announced an exec: the
+  // process image ended there (the recorder writes nothing after a
+  // successful exec's record).
+  bool ended_by_exec() const { return !clean_end && !truncated_at && exec_path.has_value(); }
+  // Every frame read and the process's end recorded, by End or by exec.
+  bool ended() const { return (clean_end && !truncated_at) || ended_by_exec(); }
+
+  void note_exec(const ExecRecord& r) {
+    if (r.error == 0) {
+      exec_path = r.path;
+    } else {
+      exec_path.reset();
+    }
+  }
 };
 
 struct DumpContents {

@@ -124,10 +124,16 @@ struct CountersRecord {
 struct EndRecord {
   std::uint64_t time_ns = 0;
 };
+struct ExecRecord {
+  std::uint64_t time_ns = 0;
+  std::uint32_t error = 0;  // 0: about to exec `path`; else the errno its exec failed with
+  std::string path;
+};
 
-using Record = std::variant<ThreadRecord, AllocRecord, FreeRecord, ReallocRecord, MmapRecord, MunmapRecord,
-                            MremapRecord, StackRecord, ModuleLoadRecord, ModuleUnloadRecord, ThreadStartRecord,
-                            ThreadNameRecord, ThreadExitRecord, RssRecord, RecordingRecord, CountersRecord, EndRecord>;
+using Record =
+    std::variant<ThreadRecord, AllocRecord, FreeRecord, ReallocRecord, MmapRecord, MunmapRecord, MremapRecord,
+                 StackRecord, ModuleLoadRecord, ModuleUnloadRecord, ThreadStartRecord, ThreadNameRecord,
+                 ThreadExitRecord, RssRecord, RecordingRecord, CountersRecord, EndRecord, ExecRecord>;
 
 // Receives a frame's records in file order. Override what you need; the
 // rest are ignored. References are valid only during the call.
@@ -151,6 +157,7 @@ class RecordVisitor {
   virtual void on_recording(const RecordingRecord&) {}
   virtual void on_counters(const CountersRecord&) {}
   virtual void on_end(const EndRecord&) {}
+  virtual void on_exec(const ExecRecord&) {}
 };
 
 }  // namespace memrec::reader
