@@ -1,8 +1,10 @@
 """A Rust tokio service under the preload (tests/programs/rust_service, built
 by scripts/build-rust-service): its cache leak is counted exactly at the
 functions that make it, and those functions are named demangled, once with
-Rust's legacy symbol mangling and once with v0."""
+Rust's legacy symbol mangling and once with v0. Stopped by SIGTERM, it shuts
+down gracefully under the preload as without it."""
 import re
+import signal
 from pathlib import Path
 
 import pytest
@@ -137,3 +139,38 @@ def test_grouping_by_label_merges_the_paths_tokio_polled_the_cache_through(build
     sites = [s for s in grouped["sites"] if s["label"] == "rust_service::cache::cache_entry"]
     assert len(sites) == 1
     assert (sites[0]["leaked_count"], sites[0]["leaked_bytes"]) == (REQUESTS, REQUESTS * ENTRY_BYTES)
+
+
+def run_until_sigterm(build: support.Build, program: Path, env: dict) -> support.Run:
+    """Starts `program until-sigterm`, waits for its ready line, stops it with
+    SIGTERM as a supervisor would, and returns the Run."""
+    argv = [str(program), "until-sigterm"]
+    proc = support.start(argv, support.clean_env(env))
+    ready = proc.stdout.readline().decode()
+    assert ready == "ready: waiting for SIGTERM\n", ready
+    proc.send_signal(signal.SIGTERM)
+    run = support.finish(proc, argv, support.TIMEOUT_S)
+    run.stdout = ready + run.stdout
+    return run
+
+
+def test_sigterm_shuts_the_service_down_gracefully_as_without_the_preload(build, preload, tmp_path):
+    # given the service handling SIGTERM with tokio's signal support, which
+    # calls the handler it replaced: the preload's own
+    program = service_binary(build, "rust_service")
+    plain = run_until_sigterm(build, program, {})
+    # when it is stopped with SIGTERM under the preload
+    out = tmp_path / "out"
+    out.mkdir()
+    run = run_until_sigterm(build, program, {"LD_PRELOAD": str(build.preload),
+                                             "MEMREC_OUTPUT": str(out / "%e.%p.dat")})
+    # then it shuts down gracefully, exactly as without the preload
+    assert (plain.returncode, plain.stdout) == (0, "ready: waiting for SIGTERM\nSIGTERM: shutting down gracefully\n"
+                                                   f"served {REQUESTS} requests, cache {REQUESTS} entries\n")
+    assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout), run.describe()
+    # and its dump ended cleanly with the cache's leak, exact
+    (dat,) = sorted(out.iterdir())
+    rep = only_process(support.report(build, dat))
+    assert rep["dump"]["complete"] is True and rep["dump"]["clean_end"] is True
+    assert totals(sites_through(rep, "cache_entry"), "leaked_count", "leaked_bytes") == \
+        (REQUESTS, REQUESTS * ENTRY_BYTES)

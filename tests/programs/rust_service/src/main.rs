@@ -3,9 +3,11 @@
 //! in-process clients, a cache that only grows and is leaked at exit on
 //! purpose, per-request String churn, one Box per connection and one Arc.
 //! The counts are exact whatever order the worker threads run in.
+//! `rust_service until-sigterm` then stays up until SIGTERM (shutdown.rs).
 mod cache;
 mod client;
 mod server;
+mod shutdown;
 
 use std::io;
 use std::net::SocketAddr;
@@ -37,7 +39,14 @@ fn main() {
         .expect("rust_service: cannot start the tokio runtime");
     let stats = new_stats();
     let cache = cache::new_cache();
-    let result = runtime.block_on(serve_and_load(Arc::clone(&stats), Arc::clone(&cache)));
+    let until_sigterm = std::env::args().nth(1).as_deref() == Some("until-sigterm");
+    let result = runtime.block_on(async {
+        serve_and_load(Arc::clone(&stats), Arc::clone(&cache)).await?;
+        if until_sigterm {
+            shutdown::wait_for_sigterm().await?;
+        }
+        Ok::<(), io::Error>(())
+    });
     // Joins the worker threads, so every handler's clone of `cache` is gone.
     drop(runtime);
     if let Err(error) = result {
