@@ -174,5 +174,8 @@ def test_two_thousand_threads_alive_at_once_are_reported_exactly_in_little_memor
     assert_leaks(leaked_by_function(build, rep), {"crowd_leak": (2000, 2000 * 1000)}, ignore=("run_crowd",))
     # and the report's memory does not grow with the threads alive at once
     # (it once held each waiting thread's whole frame list: three times what
-    # 4 threads doing the same work need)
-    assert peak_rss_kib < 200 * 1024, f"memrec report peaked at {peak_rss_kib} KiB of RSS"
+    # 4 threads doing the same work need): under 200 MiB besides the events
+    # the dump makes it hold back, 32 bytes each, which are as many as the
+    # recorder left waiting, so more on a busy machine
+    held_kib = rep["dump"]["max_pending_events"] * 32 // 1024
+    assert peak_rss_kib < 200 * 1024 + held_kib, f"memrec report peaked at {peak_rss_kib} KiB of RSS"
