@@ -71,8 +71,8 @@ std::optional<std::string> crossed(const Threshold& t, const HeapDiff& diff) {
     for (const SiteDiff& s : diff.sites) {
       if (s.base.leaked_bytes == 0 && s.next.leaked_bytes > 0) {
         const std::string where = s.frames.empty() ? "[no stack]" : diff_site_label(diff, s);
-        return fmt::format("new-leak: {} leaks {} bytes in {} blocks, and leaked nothing in the base", where,
-                           s.next.leaked_bytes, s.next.leaked_count);
+        return fmt::format("new-leak: {} leaks {} bytes in {} block{}, and leaked nothing in the base", where,
+                           s.next.leaked_bytes, s.next.leaked_count, s.next.leaked_count == 1 ? "" : "s");
       }
     }
     return std::nullopt;

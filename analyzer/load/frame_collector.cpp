@@ -16,19 +16,40 @@ namespace memrec::analyzer {
   saw_time(t);
 }
 
+// Every thread's events go to one list, reserved once per frame: a list per
+// thread, reserved whole, cost each of a frame's first threads the frame's
+// size in address space, and lists left to grow touched up to twice their
+// events. Either way a thread held its frame's list while its events waited
+// for their turn, so a dump of thousands of threads alive at once needed a
+// megabyte or more per thread.
 void FrameCollector::on_thread(const reader::ThreadRecord& r) {
   const auto [it, inserted] = stream_of_tid_.try_emplace(r.tid, out_.events.size());
   if (inserted) {
     out_.events.emplace_back(r.tid, std::vector<HeapEvent>{});
-    // Reserved whole, a list never grows by copying. Growing, the second
-    // thread's list in churn-2t's frames touched up to twice its memory:
-    // that dump's report peaked at 99-115 MB of RSS, 78-86 MB reserved.
-    // Reserved capacity is address space until it is used, but under strict
-    // overcommit it counts, so only a frame's first few threads get it.
-    if (out_.events.size() <= kReservedThreads) out_.events.back().second.reserve(max_events_);
     out_.meta.emplace_back(r);
+    if (events_.capacity() == 0) events_.reserve(max_events_);
   }
-  current_ = it->second;
+  if (runs_.empty() || runs_.back().stream != it->second) runs_.push_back(Run{it->second, events_.size()});
+}
+
+// One thread's frame (always so in a one-thread dump) keeps the list as it
+// is; else each thread gets a list of exactly its events, copied run by run.
+void FrameCollector::finish() {
+  if (out_.events.size() == 1) {
+    out_.events.front().second = std::move(events_);
+    return;
+  }
+  const auto run_end = [&](std::size_t i) { return i + 1 < runs_.size() ? runs_[i + 1].begin : events_.size(); };
+  std::vector<std::size_t> counts(out_.events.size(), 0);
+  for (std::size_t i = 0; i < runs_.size(); ++i) counts[runs_[i].stream] += run_end(i) - runs_[i].begin;
+  for (std::size_t s = 0; s < counts.size(); ++s) out_.events[s].second.reserve(counts[s]);
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    std::vector<HeapEvent>& list = out_.events[runs_[i].stream].second;
+    list.insert(list.end(), events_.begin() + static_cast<std::ptrdiff_t>(runs_[i].begin),
+                events_.begin() + static_cast<std::ptrdiff_t>(run_end(i)));
+  }
+  events_ = std::vector<HeapEvent>();  // not `= {}`, which would keep the room
+  runs_ = std::vector<Run>();
 }
 
 // Not inlined, and the event built in place: the decoder has just stored the

@@ -34,11 +34,14 @@ struct FrameData {
 class FrameCollector final : public reader::RecordVisitor {
  public:
   // `max_events` (if known) bounds the frame's heap events, e.g. its
-  // decompressed bytes over the smallest event record: the lists of the
-  // frame's first kReservedThreads threads are reserved that large, so
-  // filling them never copies (untouched capacity costs address space, not
-  // resident memory).
+  // decompressed bytes over the smallest event record: the one list they are
+  // decoded into is reserved that large, so filling it never copies
+  // (untouched capacity costs address space, not resident memory).
   explicit FrameCollector(FrameData& out, std::size_t max_events = 0) : out_(out), max_events_(max_events) {}
+
+  // Splits the decoded events into FrameData::events, each thread's list
+  // sized exactly: call once, after the frame's last record.
+  void finish();
 
   void on_thread(const reader::ThreadRecord& r) override;
   void on_alloc(const reader::AllocRecord& r) override;
@@ -62,16 +65,22 @@ class FrameCollector final : public reader::RecordVisitor {
  private:
   void saw_time(std::uint64_t t);
   void saw_event(std::uint64_t t);  // a heap or mapping event's (first) time
-  // The current thread's event list; the decoder guarantees a Thread record came first.
-  std::vector<HeapEvent>& current() { return out_.events[current_].second; }
-  // Appends an event to the current thread's stream, from its fields.
+  // The frame's events in record order, each run of one thread's events
+  // begun by its Thread record (the decoder guarantees one came first).
+  std::vector<HeapEvent>& current() { return events_; }
+  // Appends an event to the current thread's run, from its fields.
   void push(std::uint64_t time_ns, std::uint64_t addr, std::uint64_t size, StackId stack, HeapOp op);
 
-  static constexpr std::size_t kReservedThreads = 4;
+  // A run of one thread's events in `events_`, from `begin` to the next run's.
+  struct Run {
+    std::size_t stream;  // into FrameData::events
+    std::size_t begin;
+  };
 
   FrameData& out_;
   std::unordered_map<std::uint64_t, std::size_t> stream_of_tid_;
-  std::size_t current_ = 0;
+  std::vector<HeapEvent> events_;
+  std::vector<Run> runs_;
   std::size_t max_events_ = 0;
 };
 

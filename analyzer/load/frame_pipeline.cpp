@@ -70,6 +70,7 @@ void FramePipeline::decode_one(reader::FrameDecoder& decoder, std::size_t i) {
     const reader::FrameInfo& frame = dump_.index.frames[i];
     FrameCollector collector(slot.data, frame.decompressed_bytes / 3);
     slot.status = decoder.decode(dump_.bytes(), frame, dump_.name(), collector);
+    collector.finish();
     // The note in front of the zstd data has no checksum: the events vouch for it.
     if (slot.status.ok() && frame.earliest_ns && *frame.earliest_ns != slot.data.earliest_event_ns) {
       slot.status = Error{ErrorCode::kCorrupt,

@@ -1,9 +1,12 @@
-// The window of held-back events is two vectors per thread (Pending); each
-// release merges the ready prefixes at once (merge_streams, which compares
-// only stream heads and so keeps a thread's events in their recorded order
-// even at equal times) and hands the merge on in one call, so that the replay
-// can fetch its live blocks ahead across threads. When only one thread has
-// events to release, they go out as they are.
+// The window of held-back events is two vectors per thread (Pending), empty
+// and unallocated while the thread holds none; a heap over the threads that
+// hold events, by their earliest, finds those with events to release without
+// looking at the others, so a release costs the same with four threads or
+// thousands. Each release merges the ready prefixes at once (merge_streams,
+// which compares only stream heads and so keeps a thread's events in their
+// recorded order even at equal times) and hands the merge on in one call, so
+// that the replay can fetch its live blocks ahead across threads. When only
+// one thread has events to release, they go out as they are.
 #include "load/ordered_events.h"
 
 #include <sys/mman.h>
@@ -112,43 +115,54 @@ class Releaser {
     for (auto& [tid, events] : data.events) {
       const std::uint32_t t = thread_index(dump, tid);
       if (t >= pending_.size()) pending_.resize(t + 1);
+      const bool was_empty = pending_[t].empty();
       held_ += events.size();
       pending_[t].add(events);
+      if (was_empty) requeue(t);
     }
     out_.max_pending = std::max(out_.max_pending, held_);
   }
 
   // Hands on, in merged order, every held event earlier than `bound`.
   void release_before(std::uint64_t bound) {
-    ready_.assign(pending_.size(), 0);
-    std::size_t streams = 0;
-    std::size_t only = 0;
-    for (std::size_t t = 0; t < pending_.size(); ++t) {
-      const std::size_t n = pending_[t].count_before(bound);
-      ready_[t] = n;
-      if (n != 0) {
-        ++streams;
-        only = t;
-      }
+    ids_.clear();
+    while (!heads_.empty() && heads_.front().time_ns < bound) {
+      std::pop_heap(heads_.begin(), heads_.end(), later);
+      ids_.push_back(heads_.back().thread);
+      heads_.pop_back();
     }
-    if (streams == 0) return;
-    if (streams == 1) {
+    if (ids_.empty()) return;
+    if (ids_.size() == 1) {
       // One thread has events to release (always so in a one-thread dump):
       // its own order is the merged order, no merge needed.
-      emit(only, ready_[only]);
+      const std::uint32_t t = ids_.front();
+      emit(t, pending_[t].count_before(bound));
+      requeue(t);
       return;
     }
+    // The merge breaks ties by the order of its streams: by thread index.
+    std::sort(ids_.begin(), ids_.end());
     streams_.clear();
-    ids_.clear();
-    for (std::size_t t = 0; t < pending_.size(); ++t) {
-      if (ready_[t] == 0) continue;
-      streams_.push_back(pending_[t].contiguous_front(ready_[t]));
-      ids_.push_back(static_cast<std::uint32_t>(t));
+    ready_.clear();
+    for (const std::uint32_t t : ids_) {
+      ready_.push_back(pending_[t].count_before(bound));
+      streams_.push_back(pending_[t].contiguous_front(ready_.back()));
     }
-    merge_streams(streams_, ids_, merged_, merged_threads_);
-    for (const std::uint32_t t : ids_) take(t, ready_[t]);
-    sink_.on_merged(merged_, merged_threads_);
-    out_.events += merged_.size();
+    // In pieces of at most kMergeEvents: a release can hold many threads'
+    // events (with thousands of threads, a good part of the dump), and
+    // merged whole its copy was as large again.
+    taken_.resize(ids_.size());
+    for (;;) {
+      merge_streams(streams_, ids_, kMergeEvents, merged_, merged_threads_, taken_);
+      if (merged_.empty()) break;
+      for (std::size_t i = 0; i < streams_.size(); ++i) streams_[i] = streams_[i].subspan(taken_[i]);
+      sink_.on_merged(merged_, merged_threads_);
+      out_.events += merged_.size();
+    }
+    for (std::size_t i = 0; i < ids_.size(); ++i) {
+      take(ids_[i], ready_[i]);
+      requeue(ids_[i]);
+    }
   }
 
  private:
@@ -167,7 +181,13 @@ class Releaser {
     std::size_t head = 0;  // into older
 
     std::size_t older_left() const { return older.size() - head; }
+    // Newer holds events only while older does too.
+    bool empty() const { return older_left() == 0; }
+    std::uint64_t front_ns() const { return older[head].time_ns; }
     void add(std::vector<HeapEvent>& events) {
+      // A frame's list may be empty and yet reserved (a frame of one thread
+      // that recorded no event): taking it would hold its room for nothing.
+      if (events.empty()) return;
       if (older_left() == 0) {  // nothing held (newer is empty then too)
         older.swap(events);
         head = 0;
@@ -194,7 +214,7 @@ class Releaser {
         older.insert(older.end(), newer.begin(), newer.end());
       }
       head = 0;
-      newer = {};
+      newer = std::vector<HeapEvent>();
     }
     // How many held events, from the front, are earlier than `bound`.
     std::size_t count_before(std::uint64_t bound) const {
@@ -210,14 +230,28 @@ class Releaser {
       if (n > older_left()) join();
       return std::span<const HeapEvent>(older).subspan(head, n);
     }
-    // Drops the first `n` held events.
+    // Drops the first `n` held events. A thread keeps no more memory than
+    // twice the events it holds: none when it holds none, and the rest of a
+    // list mostly spent is moved to one of its own. Otherwise every thread
+    // waiting for its turn kept a frame's list whole, and with thousands of
+    // threads alive at once that was most of the dump. Each move copies
+    // fewer events than were spent since the last, so an event is copied
+    // at most once more on the whole.
     void take(std::size_t n) {
       const std::size_t from_older = std::min(n, older_left());
       head += from_older;
-      if (older_left() != 0 || newer.empty()) return;
-      older.swap(newer);
-      newer = {};  // the spent frame's memory, not kept for a thread that may be done
-      head = n - from_older;
+      if (older_left() == 0 && !newer.empty()) {
+        older.swap(newer);
+        newer = std::vector<HeapEvent>();
+        head = n - from_older;
+      }
+      if (older_left() == 0) {
+        older = std::vector<HeapEvent>();  // not `= {}`: that clears and keeps the memory
+        head = 0;
+      } else if (head > older_left()) {
+        std::vector<HeapEvent>(older.begin() + static_cast<std::ptrdiff_t>(head), older.end()).swap(older);
+        head = 0;
+      }
     }
   };
 
@@ -240,27 +274,49 @@ class Releaser {
     held_ -= n;
   }
 
-  // LoadedDump::threads is in first-appearance order, as are a frame's Thread
-  // records; look the tid up there once.
-  std::uint32_t thread_index(const LoadedDump& dump, std::uint64_t tid) {
-    const auto it = index_.find(tid);
-    if (it != index_.end()) return it->second;
-    std::uint32_t i = 0;
-    while (i < dump.threads.size() && dump.threads[i].tid != tid) ++i;
-    index_.emplace(tid, i);
-    return i;
+  // A thread that holds events goes (back) into the heap by its earliest.
+  void requeue(std::uint32_t t) {
+    if (pending_[t].empty()) return;
+    heads_.push_back(Head{pending_[t].front_ns(), t});
+    std::push_heap(heads_.begin(), heads_.end(), later);
   }
+
+  // LoadedDump::threads only grows, one entry per tid in first-appearance
+  // order: index the entries added since the last miss, then look again.
+  std::uint32_t thread_index(const LoadedDump& dump, std::uint64_t tid) {
+    auto it = index_.find(tid);
+    if (it != index_.end()) return it->second;
+    for (; indexed_ < dump.threads.size(); ++indexed_) {
+      index_.try_emplace(dump.threads[indexed_].tid, static_cast<std::uint32_t>(indexed_));
+    }
+    it = index_.find(tid);
+    return it != index_.end() ? it->second : static_cast<std::uint32_t>(dump.threads.size());
+  }
+
+  // A thread holding events and the time of its earliest; `later` makes
+  // std::push_heap's max-heap a min-heap by time.
+  struct Head {
+    std::uint64_t time_ns;
+    std::uint32_t thread;
+  };
+  static bool later(const Head& a, const Head& b) { return a.time_ns > b.time_ns; }
 
   OrderedEventSink& sink_;
   StreamedDump& out_;
-  std::vector<Pending> pending_;    // by thread index
-  std::vector<std::size_t> ready_;  // by thread index: events to release now
-  // A release of several threads: their ready events, and their merge.
-  std::vector<std::span<const HeapEvent>> streams_;
+  std::vector<Pending> pending_;  // by thread index
+  std::vector<Head> heads_;       // one per thread in pending_ that holds events
+  // A release: the threads with events ready (ids_), how many each (ready_),
+  // their ready events, and their merge.
   std::vector<std::uint32_t> ids_;
+  std::vector<std::size_t> ready_;
+  std::vector<std::span<const HeapEvent>> streams_;
+  std::vector<std::size_t> taken_;  // by position in ids_: events in the piece merged
   std::vector<HeapEvent> merged_;
   std::vector<std::uint32_t> merged_threads_;
+  // 2 MiB of events, and their threads.
+  static constexpr std::size_t kMergeEvents = std::size_t{1} << 16;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;
+  std::size_t indexed_ = 0;  // dump.threads entries in index_
   std::uint64_t held_ = 0;
 };
 

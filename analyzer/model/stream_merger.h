@@ -71,4 +71,11 @@ class StreamMerger {
 void merge_streams(std::span<const std::span<const HeapEvent>> streams, std::span<const std::uint32_t> ids,
                    std::vector<HeapEvent>& events, std::vector<std::uint32_t>& threads);
 
+// The same, but only the first `limit` events of the merge; `taken[i]`
+// (taken.size() == streams.size()) receives how many came from streams[i],
+// so that the rest can be merged after them by passing each stream's rest.
+void merge_streams(std::span<const std::span<const HeapEvent>> streams, std::span<const std::uint32_t> ids,
+                   std::size_t limit, std::vector<HeapEvent>& events, std::vector<std::uint32_t>& threads,
+                   std::span<std::size_t> taken);
+
 }  // namespace memrec::analyzer

@@ -36,8 +36,13 @@ std::string human_duration(std::uint64_t ns) {
 
 // A monotonic event time as an offset from the start of the recording.
 std::string since_start(const LoadedDump& d, std::uint64_t t) {
-  if (t < d.header.start_mono_ns) return "before start";
+  if (t < d.header.start_mono_ns) return "before the start";
   return "+" + human_duration(t - d.header.start_mono_ns);
+}
+
+// "at +1.2 s", or "before the start" (a clock read before the header's).
+std::string when(const LoadedDump& d, std::uint64_t t) {
+  return t < d.header.start_mono_ns ? "before the start" : "at " + since_start(d, t);
 }
 
 std::string wall_time(std::uint64_t ns) {
@@ -90,10 +95,19 @@ void write_counts(std::string& out, const InfoReport& r) {
   }
   if (!by_fn.empty()) fmt::format_to(std::back_inserter(out), "  by call   {}\n", by_fn);
   const HeapReplay& h = r.heap;
-  fmt::format_to(std::back_inserter(out), "  heap      {} live in {} at the end; peak {} at {}",
-                 human_bytes(h.live_bytes), count_of(h.live.size(), "block"), human_bytes(h.peak_bytes),
-                 since_start(r.dump, h.peak_time_ns));
+  fmt::format_to(std::back_inserter(out), "  heap      {} live in {} at the end; ", human_bytes(h.live_bytes),
+                 count_of(h.live.size(), "block"));
+  // A heap that never grew has no peak, nor a time for one.
+  if (h.peak_bytes == 0) {
+    out += "it never grew";
+  } else {
+    fmt::format_to(std::back_inserter(out), "peak {} {}", human_bytes(h.peak_bytes), when(r.dump, h.peak_time_ns));
+  }
   if (h.unmatched_frees > 0) fmt::format_to(std::back_inserter(out), "; {} frees of unknown blocks", h.unmatched_frees);
+  if (h.replaced_blocks > 0) {
+    fmt::format_to(std::back_inserter(out), "; {} over a live block (its free was not recorded)",
+                   count_of(h.replaced_blocks, "allocation"));
+  }
   out += "\n";
   fmt::format_to(std::back_inserter(out), "  mmap      {} live in {} at the end\n", human_bytes(h.mmap.live_bytes()),
                  count_of(h.mmap.live_count(), "anonymous mapping"));
@@ -103,8 +117,8 @@ void write_counts(std::string& out, const InfoReport& r) {
   }
   fmt::format_to(std::back_inserter(out), "  stacks    {} distinct\n", c.stacks);
   for (const reader::RecordingRecord& t : r.dump.recording) {
-    fmt::format_to(std::back_inserter(out), "  recording {} at {}\n", t.on ? "resumed" : "paused",
-                   since_start(r.dump, t.time_ns));
+    fmt::format_to(std::back_inserter(out), "  recording {} {}\n", t.on ? "resumed" : "paused",
+                   when(r.dump, t.time_ns));
   }
 }
 

@@ -46,7 +46,10 @@ nlohmann::json site_figures_json(const CallSite& site);
 // (site_label.h); null for a site without frames.
 nlohmann::json site_label_json(const CallSites& sites, const CallSite& site);
 
-// The text section of one process, every line indented by two spaces per depth.
-std::string heap_report_text(const HeapReport& report, std::size_t depth, std::size_t top);
+// The text section of one process, every line indented by two spaces per
+// depth. `link`: how the process came to be (a fork child's heap starts as
+// its parent's, so what it frees unseen was allocated before the fork).
+std::string heap_report_text(const HeapReport& report, std::size_t depth, std::size_t top,
+                             ProcessLink link = ProcessLink::kRoot);
 
 }  // namespace memrec::analyzer

@@ -15,6 +15,11 @@ std::string bytes(std::uint64_t n) {
   return fmt::format("{:.2f} GiB", static_cast<double>(n) / (1 << 30));
 }
 
+// "1 block", "2 blocks".
+std::string count_of(std::uint64_t n, std::string_view noun) {
+  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
+}
+
 std::string seconds(std::uint64_t ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); }
 
 const char* ranking_title(SiteRanking r) {
@@ -39,15 +44,15 @@ std::string site_figure(const CallSite& s, SiteRanking r) {
   switch (r) {
     case SiteRanking::kLeaked:
     case SiteRanking::kRuntimeRetained:
-      return fmt::format("{} in {} blocks", bytes(s.leaked_bytes), s.leaked_count);
+      return fmt::format("{} in {}", bytes(s.leaked_bytes), count_of(s.leaked_count, "block"));
     case SiteRanking::kPeak:
       return bytes(s.peak_bytes);
     case SiteRanking::kAllocated:
-      return fmt::format("{} in {} allocations", bytes(s.allocated_bytes), s.allocations);
+      return fmt::format("{} in {}", bytes(s.allocated_bytes), count_of(s.allocations, "allocation"));
     case SiteRanking::kAllocations:
-      return fmt::format("{} allocations ({})", s.allocations, bytes(s.allocated_bytes));
+      return fmt::format("{} ({})", count_of(s.allocations, "allocation"), bytes(s.allocated_bytes));
     case SiteRanking::kTemporary:
-      return fmt::format("{} temporary of {} allocations", s.temporary, s.allocations);
+      return fmt::format("{} temporary of {}", s.temporary, count_of(s.allocations, "allocation"));
   }
   return {};
 }
@@ -92,7 +97,7 @@ void append_site(std::string& out, const std::string& pad, const HeapReport& r, 
 
 }  // namespace
 
-std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t top) {
+std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t top, ProcessLink link) {
   const std::string pad(2 * depth, ' ');
   const HeapTotals& t = r.totals;
   const reader::FileHeader& h = r.dump.header;
@@ -114,7 +119,7 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
     out += fmt::format("{}window: {} to {}\n", pad, seconds(r.window.from_ns),
                        r.window.to_ns ? seconds(*r.window.to_ns) : std::string("the end"));
   }
-  out += fmt::format("{}run time: {}, {} threads\n", pad, seconds(r.duration_ns), r.dump.threads.size());
+  out += fmt::format("{}run time: {}, {}\n", pad, seconds(r.duration_ns), count_of(r.dump.threads.size(), "thread"));
   out += fmt::format("{}allocations: {} ({} allocated), frees: {}, temporary: {}\n", pad, t.allocations,
                      bytes(t.allocated_bytes), t.frees, t.temporary);
   if (t.peak_time_ns != 0) {
@@ -123,10 +128,19 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
                        r.rss_at_peak_bytes ? fmt::format(" (RSS {})", bytes(*r.rss_at_peak_bytes)) : std::string(),
                        bytes(r.peak_runtime_bytes));
   }
-  out += fmt::format("{}leaked: {} in {} blocks; kept by the runtime: {} in {} blocks\n", pad, bytes(r.leaked_bytes),
-                     r.leaked_count, bytes(r.runtime_retained_bytes), r.runtime_retained_count);
+  out += fmt::format("{}leaked: {} in {}; kept by the runtime: {} in {}\n", pad, bytes(r.leaked_bytes),
+                     count_of(r.leaked_count, "block"), bytes(r.runtime_retained_bytes),
+                     count_of(r.runtime_retained_count, "block"));
   if (t.unmatched_frees != 0) {
-    out += fmt::format("{}frees of blocks allocated before recording: {}\n", pad, t.unmatched_frees);
+    // A fork child starts with its parent's heap: those blocks are why.
+    out += fmt::format("{}frees of blocks {}: {}\n", pad,
+                       link == ProcessLink::kFork ? "inherited from the parent (allocated before the fork)"
+                                                  : "allocated before recording",
+                       t.unmatched_frees);
+  }
+  if (t.replaced_blocks != 0) {
+    out +=
+        fmt::format("{}allocations over a block still live (its free was not recorded): {}\n", pad, t.replaced_blocks);
   }
   if (t.bad_stack_ids != 0) {
     out += fmt::format(

@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import subprocess
+import time
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
@@ -290,6 +291,33 @@ def report(build: Build, *dats: Path, args: Sequence[str] = ()) -> dict:
         pytest.fail(f"memrec report printed invalid JSON ({error}):\n{run.stdout[:2000]}")
     assert_report_tables(doc)
     return doc
+
+
+def report_with_peak_rss(build: Build, *dats: Path, tmp_path: Path) -> tuple[dict, int]:
+    """report() of the dumps, and the most memory `memrec report` held
+    resident, in KiB: its own, from wait4 (RUSAGE_CHILDREN would count every
+    child the test ran, the recorded program too). Its output goes to files,
+    as it is reaped here rather than by communicate()."""
+    argv = [str(build.memrec), "report", "--json", "--top", "1000", *map(str, dats)]
+    out_path, err_path = tmp_path / "report.json", tmp_path / "report.err"
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(argv, env=clean_env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
+                                start_new_session=True)
+    deadline = time.monotonic() + TIMEOUT_S
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid == proc.pid:
+            break
+        if time.monotonic() > deadline:
+            kill_tree(proc)
+            proc.wait()
+            pytest.fail(f"timed out after {TIMEOUT_S} s: {' '.join(argv)}")
+        time.sleep(0.05)
+    proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen does not wait for it again
+    assert proc.returncode == 0, f"memrec report failed:\n{err_path.read_text()}"
+    doc = json.loads(out_path.read_text())
+    assert_report_tables(doc)
+    return doc, usage.ru_maxrss
 
 
 RANKINGS = ("leaked", "peak", "allocated", "allocations", "temporary", "runtime_retained")

@@ -61,7 +61,7 @@ def test_fail_if_exits_4_with_the_reason(build, dats, threshold, crossed):
     if crossed:
         assert f"threshold crossed: {threshold}" in run.stderr
     if threshold == "new-leak":
-        assert "leak_extra leaks 3333 bytes in 1 blocks" in run.stderr
+        assert "leak_extra leaks 3333 bytes in 1 block," in run.stderr
 
 
 def test_shrinkage_is_reported_the_other_way(build, dats):

@@ -45,6 +45,28 @@ def test_fork_exec_links_the_exec_image_to_the_forked_child(build, record):
     assert [len(h) - len(h.lstrip()) for h in headers] == [0, 2, 4]
 
 
+def test_a_fork_child_freeing_its_parents_blocks_says_they_were_inherited(build, record):
+    # given fork_frees_inherited: the parent allocates 3 x 321 in
+    # parent_blocks, forks, and the child frees those 3 blocks
+    run = record("fork_frees_inherited")
+    assert run.returncode == 0, run.describe()
+    assert run.stdout == "fork_frees_inherited: the child freed 3 inherited blocks\n"
+    assert len(run.dats) == 2, run.describe()
+    # when both dumps are reported together, as text
+    text = support.memrec_raw(build, ["report", *run.dats])
+    assert text.returncode == 0, text.describe()
+    parent_text, child_text = text.stdout.split("\n  == process ")
+    # then the child's 3 frees are of blocks inherited from the parent, and
+    # the parent, which freed only its own blocks, has no such line
+    assert "  frees of blocks inherited from the parent (allocated before the fork): 3\n" in child_text
+    assert "frees of blocks" not in parent_text
+    # and the child reported alone, without the tree, says only that they
+    # were allocated before its recording
+    child_dat = next(p for p in run.dats if p.name != f"fork_frees_inherited.{run.pid}.dat")
+    alone = support.memrec_raw(build, ["report", child_dat])
+    assert "frees of blocks allocated before recording: 3\n" in alone.stdout
+
+
 def test_a_cpp_program_that_frees_everything_leaks_nothing(build, record):
     # given a multi-threaded C++ program that frees all it allocates and prints with printf
     run = record("cpp_threads_clean")

@@ -142,13 +142,16 @@ TEST_SUITE("analyzer/dump_loader") {
     // (a whole frame at one time, ties across frames). What the releases
     // hand on, in pieces, must be what one merge of each thread's whole
     // sequence gives. With one thread as well, whose releases hand on the
-    // held end of one frame and the start of the next in one go.
-    for (const unsigned seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u}) {
-      const std::size_t threads = seed % 2 == 0 ? 1 : 3;
+    // held end of one frame and the start of the next in one go; and with
+    // forty, most of them holding events at any time.
+    for (const unsigned seed : {1u, 2u, 3u, 4u, 5u, 6u, 7u, 8u, 9u}) {
+      constexpr std::size_t kMaxThreads = 40;
+      const std::size_t threads = seed % 3 == 0 ? 1 : seed % 3 == 1 ? 3 : kMaxThreads;
       CAPTURE(seed);
       std::mt19937 rng(seed);
-      constexpr std::uint64_t kTids[] = {7, 8, 9};
-      std::vector<std::vector<HeapEvent>> sequences(3);  // by tid index
+      std::vector<std::uint64_t> tids(kMaxThreads);
+      for (std::size_t t = 0; t < kMaxThreads; ++t) tids[t] = 7 + t;
+      std::vector<std::vector<HeapEvent>> sequences(kMaxThreads);  // by tid index
       std::uint64_t now = kT0;
       for (std::uint64_t i = 0; i < 600; ++i) {
         now += rng() % 3 == 0 ? 1 : 0;  // ties are common
@@ -159,15 +162,21 @@ TEST_SUITE("analyzer/dump_loader") {
             {now, addr, op == HeapOp::kAlloc ? 32u : 0u, StackId{op == HeapOp::kAlloc ? 1u : 0u}, op});
       }
       DumpBuilder b;
-      std::vector<std::size_t> next(3, 0);
+      std::vector<std::size_t> next(kMaxThreads, 0);
       std::vector<std::size_t> first_seen;  // tid indexes in first-appearance order
-      while (next[0] < sequences[0].size() || next[1] < sequences[1].size() || next[2] < sequences[2].size()) {
+      const auto unwritten = [&] {
+        for (std::size_t t = 0; t < kMaxThreads; ++t) {
+          if (next[t] < sequences[t].size()) return true;
+        }
+        return false;
+      };
+      while (unwritten()) {
         b.frame([&](format::RecordEncoder& e) {
-          for (std::size_t k = 0; k < 3; ++k) {
+          for (std::size_t k = 0; k < (threads == kMaxThreads ? 6u : 3u); ++k) {
             const std::size_t t = rng() % threads;
             const std::size_t n = std::min<std::size_t>(rng() % 20, sequences[t].size() - next[t]);
             if (n == 0) continue;
-            e.thread(kTids[t]);
+            e.thread(tids[t]);
             if (std::find(first_seen.begin(), first_seen.end(), t) == first_seen.end()) first_seen.push_back(t);
             for (std::size_t j = 0; j < n; ++j) {
               const HeapEvent& ev = sequences[t][next[t]++];

@@ -77,6 +77,44 @@ TEST_SUITE("analyzer/heap_replay") {
     }
   }
 
+  TEST_CASE("merge_streams in pieces of a limit gives the whole merge, piece after piece") {
+    std::mt19937_64 rng(11);
+    for (std::size_t k = 1; k <= 5; ++k) {
+      for (const std::size_t limit : {std::size_t{1}, std::size_t{3}, std::size_t{17}}) {
+        std::vector<std::vector<HeapEvent>> streams(k);
+        for (auto& stream : streams) {
+          std::uint64_t t = rng() % 4;
+          const std::size_t n = rng() % 40;
+          for (std::size_t i = 0; i < n; ++i) {
+            t += rng() % 3;
+            stream.push_back(rng() % 2 ? alloc(t, stream.size() * 16, 8) : free_at(t, stream.size() * 16));
+          }
+        }
+        std::vector<std::span<const HeapEvent>> spans(streams.begin(), streams.end());
+        std::vector<std::uint32_t> ids;
+        for (std::size_t s = 0; s < k; ++s) ids.push_back(static_cast<std::uint32_t>(s));
+        std::vector<HeapEvent> whole;
+        std::vector<std::uint32_t> whole_threads;
+        merge_streams(spans, ids, whole, whole_threads);
+
+        std::vector<std::uint64_t> pieces;  // addr and thread of each event, piece after piece
+        std::vector<std::size_t> taken(k);
+        std::vector<HeapEvent> events;
+        std::vector<std::uint32_t> threads;
+        for (;;) {
+          merge_streams(spans, ids, limit, events, threads, taken);
+          if (events.empty()) break;
+          CHECK(events.size() <= limit);
+          for (std::size_t i = 0; i < events.size(); ++i) pieces.push_back(events[i].addr * 8 + threads[i]);
+          for (std::size_t s = 0; s < k; ++s) spans[s] = spans[s].subspan(taken[s]);
+        }
+        std::vector<std::uint64_t> expected;
+        for (std::size_t i = 0; i < whole.size(); ++i) expected.push_back(whole[i].addr * 8 + whole_threads[i]);
+        CHECK(pieces == expected);
+      }
+    }
+  }
+
   TEST_CASE("a free on one thread sorts before another thread's reuse of the address at the same time") {
     const std::vector<std::vector<HeapEvent>> streams = {
         {alloc(20, 0x1000, 8)},                        // thread B gets p back

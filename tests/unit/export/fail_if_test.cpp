@@ -75,6 +75,6 @@ TEST_SUITE("export/fail_if") {
     d.sites.push_back(fresh);
     const auto why = crossed(*t, d);
     REQUIRE(why.has_value());
-    CHECK(why->find("new_leak leaks 42 bytes in 1 blocks") != std::string::npos);
+    CHECK(why->find("new_leak leaks 42 bytes in 1 block,") != std::string::npos);
   }
 }
