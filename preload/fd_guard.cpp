@@ -3,6 +3,7 @@
 #include "fd_guard.h"
 
 #include <fcntl.h>
+#include <linux/close_range.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -19,7 +20,38 @@ constinit std::atomic<int> g_fds[kSlots] = {-1, -1, -1, -1, -1, -1, -1, -1};
 
 int raw_close(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }
 
+// Set on the writer thread once it has a descriptor table of its own.
+constinit __thread bool t_private_fds __attribute__((tls_model("initial-exec"))) = false;
+
 }  // namespace
+
+bool use_private_descriptors() {
+  // With the whole range, the kernel copies none of the program's
+  // descriptors into the new table (fs/file.c, __close_range): no moment in
+  // which we would hold a pipe's write end the program closed.
+  if (syscall(SYS_close_range, 0u, ~0u, CLOSE_RANGE_UNSHARE) != 0) return false;
+  t_private_fds = true;
+  // Something on 0, 1 and 2, so that nothing of ours gets a number a stray
+  // write to stdout or stderr would reach.
+  const int null_fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/dev/null", O_RDWR | O_CLOEXEC));
+  if (null_fd == 0) {
+    syscall(SYS_dup3, 0, 1, O_CLOEXEC);
+    syscall(SYS_dup3, 0, 2, O_CLOEXEC);
+  }
+  return true;
+}
+
+bool has_private_descriptors() { return t_private_fds; }
+
+int borrow_program_stderr() {
+  // A pidfd of the process names its leader, whose table is the program's
+  // (unless the leader left with pthread_exit: then nothing is borrowed).
+  const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
+  if (pidfd < 0) return -1;
+  const int fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, STDERR_FILENO, 0));
+  raw_close(pidfd);
+  return fd;
+}
 
 bool own(int fd) {
   for (auto& slot : g_fds) {
@@ -51,6 +83,8 @@ int high_floor() {
 int guarded_open(const char* path, int flags, int mode, bool high) {
   const int fd = open(path, flags | O_CLOEXEC, mode);
   if (fd < 0) return -1;
+  // The program cannot see a private table: nothing to guard or move.
+  if (t_private_fds) return fd;
   if (!own(fd)) {
     // Every slot busy cannot happen (we hold at most four); fail safe.
     raw_close(fd);
@@ -71,7 +105,8 @@ int guarded_open(const char* path, int flags, int mode, bool high) {
 void guarded_close(int fd) {
   if (fd < 0) return;
   raw_close(fd);
-  disown(fd);
+  // The same number in the program's table may be guarded (libunwind's pipe).
+  if (!t_private_fds) disown(fd);
 }
 
 long lowest_guarded_in(unsigned int first, unsigned int last) {

@@ -4,11 +4,27 @@
 // would land in their files. close() and close_range() are interposed to skip
 // the descriptors registered here, and the long-lived ones are moved high,
 // away from the numbers programs reuse and dup2() onto.
+//
+// That is the fallback. The writer thread normally gets a descriptor table of
+// its own (use_private_descriptors): what it opens there is invisible to the
+// program, takes none of its numbers even for a moment, and does not count
+// against its RLIMIT_NOFILE (docs/design/descriptors.md).
 #pragma once
 
 namespace memrec::preload {
 
-// Opens `path` as a registered descriptor. `high` moves it to a high number
+// Gives the calling thread a descriptor table of its own, holding none of the
+// program's descriptors (close_range(CLOSE_RANGE_UNSHARE)), with /dev/null on
+// 0, 1 and 2. False: the kernel refused (before 5.9, or a seccomp filter); the
+// thread shares the program's table as before.
+bool use_private_descriptors();
+// Whether the calling thread has its own table.
+bool has_private_descriptors();
+// A private-table thread's copy of the program's current stderr (pidfd_getfd),
+// or -1; the caller closes it.
+int borrow_program_stderr();
+
+// Opens `path` as a registered descriptor (a plain one in a private table). `high` moves it to a high number
 // (for descriptors kept for the whole run).
 int guarded_open(const char* path, int flags, int mode, bool high);
 void guarded_close(int fd);

@@ -2,7 +2,9 @@
 #include "log.h"
 
 #include "decimal.h"
+#include "fd_guard.h"
 
+#include <sys/syscall.h>
 #include <unistd.h>
 #include <atomic>
 #include <cstring>
@@ -37,8 +39,14 @@ void log_line(std::initializer_list<LogArg> parts) {
     pos = a.is_number ? append_number(buf, pos, cap, a.number) : append(buf, pos, cap, a.text);
   }
   buf[pos++] = '\n';
+  // The writer's own table has /dev/null on 2: write to the program's stderr.
+  const bool borrowed = has_private_descriptors();
+  const int fd = borrowed ? borrow_program_stderr() : STDERR_FILENO;
+  if (fd < 0) return;
   // A failed or short write to stderr has nowhere to be reported; ignore it.
-  [[maybe_unused]] const ssize_t n = ::write(STDERR_FILENO, buf, pos);
+  [[maybe_unused]] const ssize_t n = ::write(fd, buf, pos);
+  // Not close(): our hook would take a guarded number of the program's table for it.
+  if (borrowed) syscall(SYS_close, fd);
 }
 
 std::string_view errno_text(int err) {

@@ -86,6 +86,10 @@ std::atomic<std::uint32_t> g_finish_done{0};
 std::atomic<bool> g_started{false};
 std::atomic<std::uint32_t> g_sync_requested{0};
 std::atomic<std::uint32_t> g_sync_done{0};
+// launch(eager): the writer opens the dump first and reports (1 opened, 2
+// failed) to launch(), which waits for it.
+std::atomic<bool> g_open_eagerly{false};
+std::atomic<std::uint32_t> g_open_result{0};
 
 // An exec about to happen (writer_sync_before_exec): the thread that wins
 // g_exec_claim (its acquire pairs with the release that frees it, so the
@@ -104,7 +108,7 @@ std::atomic<std::uint64_t> g_exec_error_ns{0};
 
 // Everything the writer thread owns. Reset wholesale in a fork child.
 struct Writer {
-  // Guarded descriptors (fd_guard.h): the program cannot close them.
+  // In the writer's own table (fd_guard.h), or guarded in the program's.
   int fd = -1;
   int statm_fd = -1;
   int stat_fd = -1;
@@ -194,10 +198,11 @@ bool write_all(int fd, const std::byte* data, std::size_t size, std::string_view
   return true;
 }
 
-// Writes the header. The constructor calls this on the program's own thread,
-// where SIGXFSZ is not blocked as on the writer thread: a write past
-// `ulimit -f` would kill the program (the signal's default action) instead of
-// failing with EFBIG. Block it for the write and take back the one it raised.
+// Writes the header. A write past `ulimit -f` raises SIGXFSZ, whose default
+// action would kill the program instead of the write failing with EFBIG. The
+// writer thread, where this runs, blocks every signal; the header was once
+// written from the program's thread, and this stays safe there: block SIGXFSZ
+// for the write and take back the one it raised.
 bool write_header(int fd, const std::byte* data, std::size_t size) {
   sigset_t xfsz;
   sigset_t old;
@@ -808,6 +813,18 @@ void* writer_main(void*) {
   // Its sleeps are tens of microseconds (sleep_ns): the default 50 us of
   // timer slack would double them.
   prctl(PR_SET_TIMERSLACK, 5000, 0, 0, 0);
+  // Every descriptor the recorder keeps (the dump, statm, stat) and those it
+  // opens for a moment (cmdline, threads' comm) live in this thread's own
+  // table: in the program's, even a moment on its lowest free number races
+  // with its threads' dup2() onto that number (docs/design/descriptors.md).
+  // Hence the dump is opened here, not by launch() on the program's thread.
+  use_private_descriptors();
+  if (g_open_eagerly.load(std::memory_order_acquire)) {
+    const bool opened = open_file();
+    g_open_result.store(opened ? 1 : 2, std::memory_order_release);
+    os::futex_wake_all(g_open_result);
+    if (!opened) return nullptr;
+  }
   for (;;) {
     const std::uint32_t seq = g_wake.load(std::memory_order_acquire);
     cycle();
@@ -956,7 +973,8 @@ bool launch(bool eager) {
     log_line({"cannot set up the writer's buffers; recording stopped, the program goes on"});
     return false;
   }
-  if (eager && !open_file()) return false;
+  g_open_eagerly.store(eager, std::memory_order_relaxed);
+  g_open_result.store(0, std::memory_order_relaxed);
   pthread_t thread;
   pthread_attr_t attr;
   pthread_attr_init(&attr);
@@ -966,6 +984,11 @@ bool launch(bool eager) {
   if (err != 0) {
     log_line({"cannot start the writer thread: ", errno_text(err), "; recording stopped, the program goes on"});
     return false;
+  }
+  if (eager) {
+    std::uint32_t result;
+    while ((result = g_open_result.load(std::memory_order_acquire)) == 0) os::futex_wait(g_open_result, 0, 0);
+    if (result != 1) return false;
   }
   g_started.store(true, std::memory_order_release);
   return true;
