@@ -47,10 +47,17 @@ int borrow_program_stderr() {
   // A pidfd of the process names its leader, whose table is the program's
   // (unless the leader left with pthread_exit: then nothing is borrowed).
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
-  if (pidfd < 0) return -1;
-  const int fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, STDERR_FILENO, 0));
-  raw_close(pidfd);
-  return fd;
+  if (pidfd >= 0) {
+    const int fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, STDERR_FILENO, 0));
+    raw_close(pidfd);
+    if (fd >= 0) return fd;
+  }
+  // Where pidfd_getfd is refused (a container's seccomp profile without
+  // CAP_SYS_PTRACE; kernels before 5.6), the same file opened anew through
+  // the leader's table: a terminal, a pipe or a file (appended to, so the
+  // program's own output is never overwritten).
+  return static_cast<int>(
+      syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY));
 }
 
 bool own(int fd) {
