@@ -56,8 +56,7 @@ int borrow_program_stderr() {
   // CAP_SYS_PTRACE; kernels before 5.6), the same file opened anew through
   // the leader's table: a terminal, a pipe or a file (appended to, so the
   // program's own output is never overwritten).
-  return static_cast<int>(
-      syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY));
+  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY));
 }
 
 bool own(int fd) {
