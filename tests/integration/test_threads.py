@@ -172,10 +172,12 @@ def test_two_thousand_threads_alive_at_once_are_reported_exactly_in_little_memor
     allocated.pop("run_crowd", None)  # pthread_create's thread descriptors: glibc's, sized by its version
     assert allocated == {"churn": (2000 * 1999, 2000 * 1999 * 48, 0), "crowd_leak": (2000, 2000 * 1000, 2000)}
     assert_leaks(leaked_by_function(build, rep), {"crowd_leak": (2000, 2000 * 1000)}, ignore=("run_crowd",))
-    # and the report's memory does not grow with the threads alive at once
-    # (it once held each waiting thread's whole frame list: three times what
-    # 4 threads doing the same work need): under 200 MiB besides the events
-    # the dump makes it hold back, 32 bytes each, which are as many as the
-    # recorder left waiting, so more on a busy machine
+    # and the report's memory does not grow with the threads alive at once:
+    # a per-thread cost of megabytes (as each waiting thread's whole frame list
+    # once was) would be gigabytes here. The bound leaves room for what varies
+    # from one recording to the next: the events the dump makes it hold back
+    # (32 bytes each, as many as the recorder left waiting, more on a busy
+    # machine) and the decoders' frames in flight (seen up to 243 MB in all).
     held_kib = rep["dump"]["max_pending_events"] * 32 // 1024
-    assert peak_rss_kib < 200 * 1024 + held_kib, f"memrec report peaked at {peak_rss_kib} KiB of RSS"
+    assert peak_rss_kib < 320 * 1024 + held_kib, \
+        f"memrec report peaked at {peak_rss_kib} KiB of RSS ({rep['dump']['max_pending_events']} events held back)"
