@@ -165,6 +165,13 @@ bool serve(const ViewData& data, const ServeOptions& options, const std::functio
     if (!res.body.empty()) return;
     send_error(res, res.status, "The request was refused (HTTP " + std::to_string(res.status) + ").");
   });
+  // httplib's default sets SO_REUSEPORT, which lets a second `memrec view` bind
+  // the same port and take half its requests. SO_REUSEADDR alone still allows a
+  // restart while old connections linger in TIME_WAIT, but refuses a live listener.
+  svr.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   add_routes(svr, data);
   int port = options.port;
   if (port == 0) {

@@ -329,6 +329,18 @@ def test_a_bad_port_is_a_usage_error(build, leak_dump):
     assert run.returncode == 1
 
 
+def test_a_second_view_on_a_busy_port_exits_3_and_the_first_keeps_every_request(build, server, leak_dump):
+    # cpp-httplib's default socket options set SO_REUSEPORT, which let a second
+    # server bind the same port and take every other request.
+    run = support.finish(support.start([build.memrec, "view", "--port", str(server.port), "--no-progress", leak_dump],
+                                       support.clean_env()), ["memrec", "view"], support.TIMEOUT_S)
+    assert run.returncode == 3
+    assert f"cannot listen on 127.0.0.1:{server.port}" in run.stderr
+    assert "serving" not in run.stdout
+    for _ in range(8):
+        assert server.get("/api/dumps")[0] == 200
+
+
 def test_a_request_naming_another_host_is_refused(server):
     conn = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
     try:
