@@ -60,11 +60,19 @@ std::string sort_names() {
   return out;
 }
 
-// Site indices with a non-zero value, largest first, ties by the label text.
-std::vector<std::size_t> ranked(const SiteSet& set, const SiteValues& v, const SortKey& key) {
+bool any_figure(const SiteValues& v, std::size_t i) {
+  return std::any_of(kSortKeys.begin(), kSortKeys.end(), [&](const SortKey& k) { return k.value(v, i) != 0; });
+}
+
+enum class Listed { kNonZero, kAnyFigure };
+
+// Site indices, largest `key` first, ties by the label text: those whose `key`
+// is not zero, or (a table the user re-sorts) every site with any non-zero
+// figure, so its rows do not come and go with the sort.
+std::vector<std::size_t> ranked(const SiteSet& set, const SiteValues& v, const SortKey& key, Listed listed) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < v.sites.size(); ++i) {
-    if (key.value(v, i) != 0) order.push_back(i);
+    if (listed == Listed::kAnyFigure ? any_figure(v, i) : key.value(v, i) != 0) order.push_back(i);
   }
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
     const std::uint64_t va = key.value(v, a);
@@ -306,7 +314,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   std::optional<SiteLive> live;
   if (at_ns) live = set_live(set, live_by_site(*t, cursor_at(*t, *at_ns)));
   const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr};
-  const std::vector<std::size_t> order = ranked(set, values, *key);
+  const std::vector<std::size_t> order = ranked(set, values, *key, Listed::kAnyFigure);
 
   const std::uint64_t first = std::get<std::uint64_t>(offset);
   const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + std::get<std::uint64_t>(limit));
@@ -475,7 +483,7 @@ ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const Pa
   std::vector<SiteFigures> sums;
   const std::vector<SiteFigures>& fig = set_figures(set, whole->sites, sums);
   const SiteValues values{set.sites->sites, fig, &live};
-  std::vector<std::size_t> order = ranked(set, values, *find_key("live"));
+  std::vector<std::size_t> order = ranked(set, values, *find_key("live"), Listed::kNonZero);
   if (order.size() > 20) order.resize(20);
   json top = json::array();
   for (const std::size_t i : order) {

@@ -116,6 +116,24 @@ test('a bad size in the form is an error sentence, not a request', async () => {
   assert.match(await alert.textContent(), /"lots" is not a size/);
 });
 
+test('an invalid regex is an error beside the form, which keeps what was typed', async () => {
+  await show('&match=many_small');
+  const match = page.getByRole('textbox', { name: 'Function or library' });
+  await match.fill('phase_(');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  const alert = page.getByRole('form', { name: 'Filters' }).getByRole('alert');
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /match/);
+  assert.equal(await page.getByRole('heading', { name: 'Something went wrong' }).count(), 0);
+  assert.equal(await page.getByRole('textbox', { name: 'Function or library' }).inputValue(), 'phase_(');
+  assert.equal(await page.getByRole('table', { name: 'Allocations' }).count(), 0);
+  // Fixing it brings the table back.
+  await page.getByRole('textbox', { name: 'Function or library' }).fill('phase_');
+  await page.getByRole('button', { name: 'Apply' }).click();
+  await page.getByRole('table', { name: 'Allocations' }).waitFor();
+  assert.equal(await page.locator('#filter-error').isHidden(), true);
+});
+
 test('a row opens its backtrace and its realloc chain', async () => {
   await show('&match=grow_block&leaked=1');
   assert.equal(await pageText(), '1–1 of 1');

@@ -11,6 +11,7 @@ let view; // memrec view and the browser page on it
 let baseUrl;
 let page;
 let dumps;
+let forkFiles; // fork_child's two dumps
 
 before(async () => {
   requireFiles(program('diff_leak_base'), program('diff_leak_extra'), program('fork_child'));
@@ -21,6 +22,7 @@ before(async () => {
     ...record(dir, 'fork_child', [program('fork_child')]),
   ];
   assert.equal(files.length, 4, 'fork_child writes a dump for its parent and one for its child');
+  forkFiles = files.slice(2);
   view = await openView(files);
   ({ baseUrl, page } = view);
   ({ dumps } = await getJson(baseUrl, '/api/dumps'));
@@ -52,12 +54,30 @@ test('with several dumps the page opens on the list, children under their parent
   assert.match(await page.getByRole('region', { name: 'Leaked' }).textContent(), /6,000 bytes in 3 blocks/);
 });
 
+test('without a dump in the URL a view opens on the root of the process tree, not the first file', async () => {
+  // The child's file first: it must not become the default.
+  const second = await openView([...forkFiles].reverse());
+  try {
+    const { dumps: two } = await getJson(second.baseUrl, '/api/dumps');
+    const parent = two.find((d) => two.some((c) => c.ppid === d.pid));
+    assert.notEqual(parent.id, 0, 'the child is dump 0');
+    await second.page.goto(`${second.baseUrl}/#/overview`);
+    await rendered(second.page);
+    await second.page.getByRole('region', { name: 'Leaked' }).waitFor();
+    assert.match(await second.page.locator('p.process').textContent(), new RegExp(`^pid ${parent.pid}:`));
+  } finally {
+    await closeView(second);
+  }
+});
+
 test('the diff flamegraph shows what grew in red, with exact figures', async () => {
   const base = dumps.find((d) => d.exe.endsWith('/diff_leak_base'));
   const extra = dumps.find((d) => d.exe.endsWith('/diff_leak_extra'));
   await page.goto(`${baseUrl}/#/diff?base=${base.id}&new=${extra.id}&metric=leaked`);
   await rendered(page);
   await page.getByRole('img', { name: 'Diff flamegraph of leaked' }).waitFor();
+  // Conditional parts left out (no zoom, no search) once drew the text "null".
+  assert.doesNotMatch(await page.locator('#view').textContent(), /null|undefined/);
   assert.match(await page.locator('#diff-summary').textContent(), /^base 2,000 bytes, new 5,333 bytes: \+3,333 bytes/);
   const box = await page.getByRole('img', { name: 'Diff flamegraph of leaked' }).boundingBox();
   await page.mouse.move(box.x + 5, box.y + 9);

@@ -14,9 +14,10 @@ let baseUrl;
 let page;
 
 before(async () => {
-  requireFiles(program('leak_three'), program('toggle'));
+  requireFiles(program('leak_three'), program('toggle'), program('churn'), program('many_live'));
   const dir = scratch();
-  const dumps = [...record(dir, 'leak_three', [program('leak_three')]), ...record(dir, 'toggle', [program('toggle')])];
+  const dumps = [...record(dir, 'leak_three', [program('leak_three')]), ...record(dir, 'toggle', [program('toggle')]),
+    ...record(dir, 'churn', [program('churn'), '1000']), ...record(dir, 'many_live', [program('many_live')])];
   view = await openView(dumps);
   ({ baseUrl, page } = view);
 });
@@ -40,6 +41,24 @@ test('the overview names the periods when recording was off', async () => {
   assert.match(await page.getByRole('region', { name: 'Leaked' }).textContent(), /3,009 bytes in 3 blocks/);
   assert.match(await page.locator('#recording-off').textContent(),
     /^Recording was off \(grey\): [\d.]+ \S+ – [\d.]+ \S+, [\d.]+ \S+ – [\d.]+ \S+\.$/);
+});
+
+test('the live-block axis is wide enough for its six-digit ticks', async () => {
+  // many_live holds 200,000 blocks at once: the axis once kept 50 px, and its
+  // title overlapped "200,000".
+  await page.goto(`${baseUrl}/#/overview?dump=3`);
+  await rendered(page);
+  await page.locator('.chart canvas').first().waitFor();
+  const [axis, needed] = await page.evaluate(() => {
+    const right = [...document.querySelectorAll('.chart')[0].querySelectorAll('.u-axis')].at(-1);
+    const context = document.createElement('canvas').getContext('2d');
+    context.font = '12px system-ui, sans-serif';
+    return [right.getBoundingClientRect().width, context.measureText('200,000').width];
+  });
+  assert.ok(axis >= needed + 15, `the axis is ${axis} px; "200,000" takes ${needed} px and the ticks 15`);
+  const widths = await page.locator('.chart').evaluateAll((charts) =>
+    charts.map((c) => [...c.querySelectorAll('.u-axis')].at(-1).getBoundingClientRect().width));
+  assert.equal(new Set(widths).size, 1, 'both charts keep the same right axis, so their plots line up');
 });
 
 test('the leak list shows leak_here with its exact bytes and expands to its backtrace', async () => {
@@ -70,6 +89,28 @@ test('the sort is kept in the URL and the table follows it', async () => {
   await page.waitForFunction(() => document.querySelector('th[aria-sort="descending"]')?.textContent === 'Allocations');
   const header = page.getByRole('columnheader', { name: 'Allocations' });
   assert.equal(await header.getAttribute('aria-sort'), 'descending');
+});
+
+test('a sort with no non-zero figure keeps the header, the rows and a way to other sorts', async () => {
+  // churn frees everything: sorted by leaked, its one site has 0 leaked bytes.
+  await page.goto(`${baseUrl}/#/sites?dump=2&sort=leaked`);
+  await rendered(page);
+  const row = page.getByRole('row').filter({ hasText: 'churn_alloc' });
+  await row.waitFor();
+  assert.equal((await row.getByRole('cell').allTextContents())[2], '0');
+  assert.equal(await page.getByRole('columnheader', { name: 'Leaked bytes' }).getAttribute('aria-sort'), 'descending');
+  const rowsBy = async () => page.locator('tr.site').count();
+  assert.equal(await rowsBy(), 1);
+  // Temporary and runtime-retained are sorts too, each shown as a column when chosen.
+  await page.getByLabel('Sort by').selectOption('temporary');
+  await page.waitForURL(/sort=temporary/);
+  await rendered(page);
+  const temporary = page.getByRole('columnheader', { name: 'Temporary' });
+  await temporary.waitFor();
+  assert.equal(await temporary.getAttribute('aria-sort'), 'descending');
+  assert.equal(await rowsBy(), 1);
+  assert.equal((await page.getByRole('row').filter({ hasText: 'churn_alloc' }).getByRole('cell').allTextContents())[7], '1');
+  assert.match(await page.locator('#sites-count').textContent(), /^1 site with a non-zero figure, sorted by temporary allocations\./);
 });
 
 test('the flamegraph finds leak_here, zooms on click and keeps its state in the URL', async () => {

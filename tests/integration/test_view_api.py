@@ -129,7 +129,8 @@ def test_every_sort_orders_the_sites_by_its_figure(server, sort):
     doc = server.json(f"/api/dumps/0/sites?sort={sort}&limit=1000")
     values = [s[field] for s in doc["sites"]]
     assert values == sorted(values, reverse=True)
-    assert all(v > 0 for v in values)
+    # Every site with a figure is listed whatever the sort, so the rows stay put.
+    assert doc["total"] == len(doc["sites"]) == server.json("/api/dumps/0/summary")["sites_total"] == 3
 
 
 def test_offset_and_limit_page_through_the_sites(server):

@@ -4,7 +4,7 @@
 // (`sel`) shows its backtrace and realloc chain.
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
-import { address, bytes, durationInput, el, integer, parseBytes, parseDuration, timeText } from './format.js';
+import { address, bytes, durationInput, el, fill, integer, parseBytes, parseDuration, timeText } from './format.js';
 import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
 import { rangeParams } from './state.js';
 
@@ -32,7 +32,9 @@ function field(label, input) {
   return el('label', { class: 'field' }, el('span', {}, label), input);
 }
 
-function filterForm(state, threads, navigate) {
+// `problem`: why the server refused these filters (a bad regex), shown beside
+// the form, which keeps what the user typed.
+function filterForm(state, threads, navigate, problem) {
   const input = (name, value, placeholder) => el('input', { type: 'text', name, value: value ?? '', placeholder, 'aria-label': name, size: 9 });
   const minSize = input('Smallest size', state.min_size, 'e.g. 4k');
   const maxSize = input('Largest size', state.max_size, 'e.g. 1M');
@@ -46,7 +48,7 @@ function filterForm(state, threads, navigate) {
   const leaked = el('input', { type: 'checkbox', 'aria-label': 'Leaked only', checked: state.leaked === '1' });
   const realloc = el('input', { type: 'checkbox', 'aria-label': 'Realloc chains only', checked: state.realloc === '1' });
   const alive = el('input', { type: 'checkbox', 'aria-label': 'Alive at the instant', checked: state.alive === '1', disabled: state.at === undefined });
-  const error = el('p', { class: 'error', role: 'alert', hidden: true });
+  const error = el('p', { class: 'error', role: 'alert', id: 'filter-error', hidden: !problem }, problem ?? '');
   const form = el('form', { class: 'filters', 'aria-label': 'Filters' },
     field('Size from', minSize), field('to', maxSize), field('Lifetime from', minLife), field('to', maxLife),
     field('Thread', thread), field('Function or library', match), field('Site', site),
@@ -145,15 +147,20 @@ async function detail(state, navigate) {
 
 export async function renderAllocations(root, state, navigate) {
   const request = requestOf(state);
-  const [answer, reply] = await Promise.all([api.allocations(state.dump, request), api.threads(state.dump)]);
+  const refused = (e) => {
+    if (e.status !== 400) throw e;
+    return { problem: e.message };
+  };
+  const [answer, reply] = await Promise.all([api.allocations(state.dump, request).catch(refused), api.threads(state.dump)]);
   const threads = Array.isArray(reply) ? reply : reply.threads || [];
   const names = new Map(threads.map((t) => [t.index, t.name ?? `tid ${t.tid}`]));
-  root.replaceChildren(...[
+  const rows = answer.problem !== undefined ? []
+    : [pager(answer, navigate), answer.rows.length === 0 ? el('p', { class: 'empty' }, 'No allocation matches these filters in this range.') : table(answer, request, state, navigate, names)];
+  fill(root, [
     el('h2', {}, 'Allocations'),
     el('div', { class: 'toolbar' }, labelToggles(state, navigate)),
-    filterForm(state, threads, navigate),
+    filterForm(state, threads, navigate, answer.problem),
     state.sel !== undefined ? await detail(state, navigate) : null,
-    pager(answer, navigate),
-    answer.rows.length === 0 ? el('p', { class: 'empty' }, 'No allocation matches these filters in this range.') : table(answer, request, state, navigate, names),
-  ].filter(Boolean));
+    rows,
+  ])
 }

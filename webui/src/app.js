@@ -5,9 +5,9 @@ import { api } from './api.js';
 import { renderAllocations } from './allocations.js';
 import { renderDiff } from './diff.js';
 import { downloadLinks } from './downloads.js';
-import { dumpLabel, renderDumps } from './dumps.js';
+import { dumpLabel, processTree, renderDumps } from './dumps.js';
 import { renderFlame } from './flame.js';
-import { buildingNote, duration, el } from './format.js';
+import { buildingNote, duration, el, fill } from './format.js';
 import { renderOverview } from './overview.js';
 import { renderSites } from './sites.js';
 import { hasRange, navigate, readState, viewHash } from './state.js';
@@ -49,7 +49,7 @@ function renderWhenBuilt(dumpId) {
 }
 
 function showError(message) {
-  root.replaceChildren(el('div', { class: 'error', role: 'alert' }, el('h2', {}, 'Something went wrong'), el('p', {}, message)));
+  fill(root, el('div', { class: 'error', role: 'alert' }, el('h2', {}, 'Something went wrong'), el('p', {}, message)));
 }
 
 function chip(label, text, title, onReset) {
@@ -77,7 +77,7 @@ function updateChips(state) {
     parts.push(el('span', { class: 'detail' },
       ranges ? 'Whole recording: drag on the overview\'s timeline to select a range.' : 'Whole recording.'));
   }
-  box.replaceChildren(...parts);
+  fill(box, parts);
 }
 
 function updateChrome(state) {
@@ -108,7 +108,8 @@ async function render() {
   try {
     if (!dumps) dumps = await api.dumps();
     if (!state.view) state.view = dumps.dumps.length > 1 ? 'dumps' : 'overview';
-    state.dump ??= String(dumps.dumps[0]?.id ?? 0);
+    // The root of the process tree (the program the user ran), not the first file.
+    state.dump ??= String(processTree(dumps.dumps)[0]?.dump.id ?? 0);
     updateChrome(state);
     const view = VIEWS[state.view];
     if (!view) throw new Error(`There is no view "${state.view}": try Overview, Call sites, Flamegraph or Allocations.`);
@@ -121,7 +122,7 @@ async function render() {
   } catch (e) {
     if (mine === generation && e.building !== undefined) {
       // The server's sentence names the percent too, which the poll would leave behind.
-      root.replaceChildren(el('h2', {}, 'Building the allocation table'), buildingNote('This view appears', e.building),
+      fill(root, el('h2', {}, 'Building the allocation table'), buildingNote('This view appears', e.building),
         el('p', { class: 'detail' }, 'memrec view served this dump before its allocation table, which ranges, ' +
           'instants and the allocation list need. The whole run\'s figures, timeline, call sites and flamegraphs are ready.'));
       root.dataset.rendered = location.hash;

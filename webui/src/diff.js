@@ -2,7 +2,7 @@
 // frame is as wide as the larger of its two values and red where the new dump
 // has more, blue where it has less, grey where they are equal.
 import { api } from './api.js';
-import { el, integer } from './format.js';
+import { el, fill, integer } from './format.js';
 import { canvasWidth, draw, interact, layout, nodeLabel, resolve } from './flame_canvas.js';
 import { labelToggles } from './labels.js';
 
@@ -55,7 +55,7 @@ export function diffPair(state, dumps) {
 export async function renderDiff(root, state, navigate, context) {
   const dumps = context.dumps;
   if (dumps.length < 2) {
-    root.replaceChildren(el('h2', {}, 'Diff flamegraph'),
+    fill(root, el('h2', {}, 'Diff flamegraph'),
       el('p', { class: 'empty' }, 'A diff needs two dumps: start memrec view with both files (memrec view a.dat b.dat).'));
     return;
   }
@@ -75,7 +75,7 @@ export async function renderDiff(root, state, navigate, context) {
   const canvas = el('canvas', { role: 'img', 'aria-label': `Diff flamegraph of ${metric}` });
   const rootNode = tree.root;
   const total = (rootNode.new || 0) - (rootNode.base || 0);
-  root.replaceChildren(
+  fill(root,
     el('h2', {}, 'Diff flamegraph'),
     el('div', { class: 'toolbar' },
       dumpSelect('Base', base, dumps, (v) => navigate({ base: v, zoom: null })),

@@ -7,7 +7,7 @@
 // diff`'s report of its two dumps instead.
 import { diffReportUrl, exportUrl } from './api.js';
 import { diffPair } from './diff.js';
-import { duration, el, integer } from './format.js';
+import { duration, el, fill, integer } from './format.js';
 import { METRICS as FLAME_METRICS, metricOf as flameMetricOf } from './flame.js';
 import { SORTS } from './sites.js';
 import { rangeParams } from './state.js';
@@ -73,12 +73,12 @@ function diffLinks(menu, state, dumps) {
   const item = (href, format, text) => el('li', {}, el('a', { href, download: '', 'data-format': format,
     onclick: () => { menu.open = false; } }, text));
   if (dumps.length < 2) {
-    menu.replaceChildren(el('summary', {}, 'Downloads'), el('div', { class: 'menu' },
+    fill(menu, el('summary', {}, 'Downloads'), el('div', { class: 'menu' },
       el('p', { class: 'note', role: 'note', id: 'downloads-scope' }, 'A diff needs two dumps: nothing to download.')));
     return;
   }
   const { base, next } = diffPair(state, dumps);
-  menu.replaceChildren(
+  fill(menu,
     el('summary', {}, 'Downloads'),
     el('div', { class: 'menu' },
       el('p', { class: 'detail', id: 'downloads-scope' }, `memrec diff of dump ${base} (base) and dump ${next} (new), whole runs`),
@@ -108,7 +108,7 @@ export function downloadLinks(menu, state, dumps) {
     return el('li', {}, el('a', { href: exportUrl(state.dump, params), download: '', 'data-format': format,
       onclick: () => { menu.open = false; } }, text));
   };
-  menu.replaceChildren(
+  fill(menu,
     el('summary', {}, 'Downloads'),
     el('div', { class: 'menu' },
       el('p', { class: 'detail', id: 'downloads-scope' }, `Dump ${state.dump}, ${metric ?? shown}`,

@@ -2,7 +2,7 @@
 // dump of its ppid (a fork), or of its own pid (an exec), as in `memrec report`
 // (docs/analyzer.md). Each row names the program, pid, parent, duration, peak
 // and leak; clicking one opens its overview.
-import { basename, bytesText, duration, el, integer } from './format.js';
+import { basename, bytesText, duration, el, fill, integer } from './format.js';
 import { viewHash } from './state.js';
 
 // [{dump, depth, link}] depth-first, children by start time.
@@ -50,7 +50,7 @@ export async function renderDumps(root, state, navigate, context) {
     tr.addEventListener('click', (e) => { if (e.target.tagName !== 'A') location.hash = href; });
     return tr;
   });
-  root.replaceChildren(
+  fill(root,
     el('h2', {}, 'Dumps'),
     el('p', { class: 'detail' }, `${context.dumps.length} processes; forked and exec'd children under their parent.`),
     el('table', { class: 'sites grid dumps', 'aria-label': 'Dumps' },

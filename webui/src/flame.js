@@ -5,7 +5,7 @@
 // names a frame in a text line below, the whole demangled name on hover.
 // "Library frames" (raw=1) keeps the allocator's frames as leaves.
 import { api } from './api.js';
-import { el, integer } from './format.js';
+import { el, fill, integer } from './format.js';
 import { canvasWidth, draw, interact, layout, nodeLabel, resolve } from './flame_canvas.js';
 import { labelToggles } from './labels.js';
 import { rangeParams } from './state.js';
@@ -53,7 +53,7 @@ export async function renderFlame(root, state, navigate) {
     ? `“${query}”: ${show(matched(chain[chain.length - 1], query, flame.root))} of ${show(chain[chain.length - 1].value)}`
     : `${show(flame.total)} in all` + (flame.pruned ? `; ${integer(flame.pruned)} frames under 0.05% not drawn` : '');
   const canvas = el('canvas', { role: 'img', 'aria-label': `Flamegraph of ${metric}` });
-  root.replaceChildren(
+  fill(root,
     el('h2', {}, 'Flamegraph'),
     el('div', { class: 'toolbar' }, el('label', {}, 'Metric ', select), search, labelToggles(state, navigate, { group: false }),
       state.zoom ? el('button', { type: 'button', onclick: () => navigate({ zoom: null }) }, 'Reset zoom') : null,

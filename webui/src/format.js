@@ -16,6 +16,12 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+// replaceChildren() turns a null into the text "null": views build their
+// children with conditionals, so they fill their root through this.
+export function fill(root, ...children) {
+  root.replaceChildren(...children.flat(Infinity).filter((c) => c !== null && c !== undefined && c !== false));
+}
+
 const grouping = new Intl.NumberFormat('en-US');
 export const integer = (n) => (n === null || n === undefined ? '—' : grouping.format(n));
 

@@ -2,7 +2,7 @@
 // none), the timeline, on which a drag selects a range and a click an instant,
 // and the heap at that instant.
 import { api } from './api.js';
-import { buildingNote, bytes, duration, el, integer } from './format.js';
+import { buildingNote, bytes, duration, el, fill, integer } from './format.js';
 import { instantPanel } from './instant.js';
 import { hasRange, rangeParams } from './state.js';
 import { drawTimeline, offPeriods } from './timeline.js';
@@ -32,13 +32,21 @@ function recorderCard(s) {
   return card('Recorder', s.dump.complete ? 'complete' : 'incomplete', why.join('; '));
 }
 
+// Under a range, the range's length: the other cards are the range's too.
+function durationCard(s) {
+  const threads = `${integer(s.threads)} thread${s.threads === 1 ? '' : 's'}`;
+  const range = s.range;
+  if (!range || (range.from_ns === 0 && range.to_ns >= s.duration_ns)) return card('Duration', duration(s.duration_ns), threads);
+  return card('Duration', duration(range.to_ns - range.from_ns), `of a ${duration(s.duration_ns)} run; ${threads}`);
+}
+
 function cards(s) {
   return el('div', { class: 'cards' },
     card('Peak heap', exact(s.peak.bytes),
       `${integer(s.peak.bytes)} bytes` + (s.peak.time_ns !== null ? ` at ${duration(s.peak.time_ns)}` : '')),
     card('Leaked', exact(s.leaked.bytes), `${integer(s.leaked.bytes)} bytes in ${integer(s.leaked.count)} blocks`),
     card('Allocations', integer(s.allocations), `${integer(s.allocated_bytes)} bytes requested, ${integer(s.temporary)} temporary`),
-    card('Duration', duration(s.duration_ns), `${integer(s.threads)} thread${s.threads === 1 ? '' : 's'}`),
+    durationCard(s),
     s.runtime_retained.bytes > 0
       ? card('Kept by the runtime', exact(s.runtime_retained.bytes), `${integer(s.runtime_retained.count)} blocks`) : null,
     recorderCard(s));
@@ -79,7 +87,7 @@ export async function renderOverview(root, state, navigate, context) {
   const endNs = context.dump?.duration_ns ?? (n > 0 ? timeline.time_ns[n - 1] + timeline.bucket_ns : 0);
   // The whole run's timeline before the table: drawn, but no range or instant to pick yet.
   const early = timeline.table !== undefined && timeline.table.state !== 'ready';
-  root.replaceChildren(
+  fill(root,
     el('h2', {}, 'Overview'),
     el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
     early ? earlyNote(timeline.table) : rangeNote(summary, state),

@@ -5,7 +5,7 @@
 // the open row and the naming toggles (labels.js) are in the hash.
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
-import { buildingNote, bytes, el, integer } from './format.js';
+import { buildingNote, bytes, el, fill, integer } from './format.js';
 import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
 import { sparkline } from './sparkline.js';
 import { rangeParams } from './state.js';
@@ -18,7 +18,25 @@ const COLUMNS = [
   { sort: 'allocations', label: 'Allocations', value: (s) => s.allocations },
 ];
 const LIVE = { sort: 'live', label: 'Live at instant', value: (s) => s.live_bytes, bytes: true };
+// Sorts without a column of their own: a site's temporary allocations, and the
+// runtime's retained bytes (its caches, listed apart from leaks).
+const EXTRA = {
+  temporary: { sort: 'temporary', label: 'Temporary', value: (s) => s.temporary },
+  retained: { sort: 'retained', label: 'Runtime retained', value: (s) => s.runtime_retained_bytes, bytes: true },
+};
 export const SORTS = ['leaked', 'count', 'peak', 'allocated', 'allocations', 'live', 'temporary', 'retained'];
+const SORT_NAMES = {
+  leaked: 'leaked bytes', count: 'leaked blocks', peak: 'bytes at the peak', allocated: 'allocated bytes',
+  allocations: 'allocations', live: 'live at the instant', temporary: 'temporary allocations', retained: 'runtime retained',
+};
+
+function sortSelect(sort, state, navigate) {
+  const select = el('select', { 'aria-label': 'Sort by', id: 'sites-sort' },
+    SORTS.filter((s) => s !== 'live' || state.at !== undefined).map((s) => el('option', { value: s }, SORT_NAMES[s])));
+  select.value = sort;
+  select.addEventListener('change', () => navigate({ sort: select.value, open: null, offset: null }));
+  return el('label', {}, 'Sort by ', select);
+}
 const PAGE = 100;
 const SPARK = 32;
 
@@ -63,25 +81,26 @@ export async function renderSites(root, state, navigate, context) {
   let sort = SORTS.includes(state.sort) ? state.sort : 'leaked';
   if (sort === 'live' && state.at === undefined) sort = 'leaked';
   const offset = /^\d+$/.test(state.offset ?? '') ? Number(state.offset) : 0;
-  const columns = state.at !== undefined ? [...COLUMNS, LIVE] : COLUMNS;
+  const columns = [...COLUMNS, ...(state.at !== undefined ? [LIVE] : []), ...(EXTRA[sort] ? [EXTRA[sort]] : [])];
   const answer = await api.sites(state.dump, { sort, offset, limit: PAGE, ...rangeParams(state), ...labelParams(state), at: state.at, spark: SPARK });
   const head = el('tr', {},
     el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
     columns.map((c) => el('th', { scope: 'col', class: 'num', 'aria-sort': c.sort === sort ? 'descending' : 'none' },
       el('button', { type: 'button', onclick: () => navigate({ sort: c.sort, open: null, offset: null }) }, c.label))),
     el('th', { scope: 'col', title: 'Live bytes of the site over the range, scaled to its own highest' }, 'Live over time'));
-  const body = el('tbody', {}, answer.sites.map((s) => row(s, columns, state, navigate)));
-  root.replaceChildren(...[
+  // The header stays when no row does, so the sort can always be changed.
+  const body = el('tbody', {}, answer.sites.length === 0
+    ? el('tr', {}, el('td', { class: 'empty', colspan: columns.length + 3 }, 'No call site has a non-zero figure in this range.'))
+    : answer.sites.map((s) => row(s, columns, state, navigate)));
+  fill(root, [
     el('h2', {}, 'Call sites'),
-    el('div', { class: 'toolbar' }, labelToggles(state, navigate)),
-    el('p', { class: 'detail' },
-      `${integer(answer.total)} ${answer.total === 1 ? 'site' : 'sites'} with a non-zero figure, sorted by ${sort}.` +
+    el('div', { class: 'toolbar' }, sortSelect(sort, state, navigate), labelToggles(state, navigate)),
+    el('p', { class: 'detail', id: 'sites-count' },
+      `${integer(answer.total)} ${answer.total === 1 ? 'site' : 'sites'} with a non-zero figure, sorted by ${SORT_NAMES[sort]}.` +
       (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its backtrace.'),
     // Sparklines come from the allocation table, which a large dump gets after the page.
     answer.table?.state === 'building' ? buildingNote('Sparklines appear', answer.table.percent) : null,
-    answer.sites.length === 0
-      ? el('p', { class: 'empty' }, 'No call site has a non-zero figure for this sort.')
-      : el('table', { class: 'sites grid' }, el('thead', {}, head), body),
-    pager(answer, navigate)].filter(Boolean));
+    el('table', { class: 'sites grid' }, el('thead', {}, head), body),
+    pager(answer, navigate)])
   if (answer.table?.state === 'building') context?.whenBuilt?.();
 }

@@ -93,10 +93,21 @@ const rateTick = (v) => {
   return integer(Math.round(v));
 };
 
+// The right axis of both charts, wide enough for the live-block count's longest
+// tick label (ticks go a step past the highest value), so its title never
+// overlaps the ticks. Measured in uPlot's axis font.
+function countAxisSize(counts) {
+  const highest = Math.max(0, ...counts.filter((v) => v !== null));
+  const context = document.createElement('canvas').getContext('2d');
+  context.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif';
+  const text = integer(Math.ceil(highest * 1.25) + 10);
+  return Math.max(50, Math.ceil(context.measureText(text).width) + 22);
+}
+
 const timeAxis = { label: 'time since start', space: 70, values: (_, ticks) => ticks.map(tick) };
 const timeSeries = { label: 'time', value: (_, v) => (v === null ? '—' : duration(Math.round(v * 1e9))) };
 
-function heapChart(t, width, draw, hooks, sync, drag) {
+function heapChart(t, width, draw, hooks, sync, drag, rightSize) {
   const x = t.time_ns.map((ns) => ns / 1e9);
   const series = [timeSeries,
     { label: 'heap', stroke: '#2864c8', fill: 'rgba(40,100,200,0.10)', value: (_, v) => bytes(v) },
@@ -118,13 +129,13 @@ function heapChart(t, width, draw, hooks, sync, drag) {
     cursor: { drag: { x: drag, y: false, setScale: false }, sync: { key: sync } },
     axes: [timeAxis,
       { label: 'bytes', size: 80, incrs: byteIncrs, values: (_, ticks) => ticks.map(byteTick) },
-      { scale: 'count', side: 1, size: 50, label: 'live blocks', grid: { show: false }, values: (_, ticks) => ticks.map(integer) }],
+      { scale: 'count', side: 1, size: rightSize, label: 'live blocks', grid: { show: false }, values: (_, ticks) => ticks.map(integer) }],
     hooks: { ...hooks, draw: [draw] },
   };
   return [opts, data];
 }
 
-function rateChart(t, width, draw, hooks, sync, drag) {
+function rateChart(t, width, draw, hooks, sync, drag, rightSize) {
   const x = t.time_ns.map((ns) => ns / 1e9);
   const perSecond = (counts) => counts.map((c) => (c === null ? null : (c * 1e9) / t.bucket_ns));
   const opts = {
@@ -136,7 +147,7 @@ function rateChart(t, width, draw, hooks, sync, drag) {
       { label: 'frees/s', stroke: '#0e9384', dash: [4, 3], value: (_, v) => (v === null ? '—' : integer(Math.round(v))) }],
     axes: [timeAxis, { label: 'per second', size: 80, values: (_, ticks) => ticks.map(rateTick) },
       // An empty right axis as wide as the heap chart's, so both plots line up.
-      { side: 1, label: ' ', size: 50, grid: { show: false }, ticks: { show: false }, values: (_, ticks) => ticks.map(() => '') }],
+      { side: 1, label: ' ', size: rightSize, grid: { show: false }, ticks: { show: false }, values: (_, ticks) => ticks.map(() => '') }],
     hooks: { ...hooks, draw: [draw] },
   };
   return [opts, [x, perSecond(t.alloc_count), perSecond(t.free_count)]];
@@ -151,12 +162,13 @@ export function drawTimeline(box, t, marked, endNs, handlers) {
   const draw = marks({ ...marked, recording: t.recording }, t.range?.from_ns ?? 0, endNs);
   const hooks = pointerHooks(handlers);
   const sync = `memrec-${Math.random()}`;
+  const rightSize = countAxisSize(t.live_count);
   const heap = el('div', { class: 'chart', role: 'img', 'aria-label': 'Heap bytes, RSS and live blocks over time' });
   box.append(heap);
-  new uPlot(...heapChart(t, width, draw, hooks, sync, Boolean(handlers)), heap);
+  new uPlot(...heapChart(t, width, draw, hooks, sync, Boolean(handlers), rightSize), heap);
   if (Array.isArray(t.alloc_count) && Array.isArray(t.free_count)) {
     const rates = el('div', { class: 'chart', role: 'img', 'aria-label': 'Allocations and frees per second' });
     box.append(rates);
-    new uPlot(...rateChart(t, width, draw, hooks, sync, Boolean(handlers)), rates);
+    new uPlot(...rateChart(t, width, draw, hooks, sync, Boolean(handlers), rightSize), rates);
   }
 }
