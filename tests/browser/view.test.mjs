@@ -35,6 +35,26 @@ test('the overview shows the peak, the leak and a timeline', async () => {
   await page.locator('.chart canvas').first().waitFor();
 });
 
+test('the overview names the top call sites, each a link to its open row', async () => {
+  await page.goto(`${baseUrl}/#/overview?dump=0`);
+  await rendered(page);
+  const leaked = page.getByRole('region', { name: 'Largest leaks' });
+  await leaked.waitFor();
+  const items = await leaked.getByRole('listitem').allTextContents();
+  assert.equal(items.length, 1, 'only leak_here leaks');
+  assert.match(items[0], /^leak_here leak_three\.c:\d+ · leak_three12\.4 KiB$/);
+  assert.equal(await leaked.locator('li .num').getAttribute('title'), '12,726 bytes');
+  // churn's loop makes 100, leak_here 3, churn's malloc(0) 1.
+  const allocations = await page.getByRole('region', { name: 'Most allocation calls' }).getByRole('listitem').allTextContents();
+  assert.deepEqual(allocations.map((t) => t.replace(/ leak_three\.c:\d+ · leak_three/, '')), ['churn100', 'leak_here3', 'churn1']);
+  // The last block of the loop and the malloc(0) are freed before the next allocation.
+  assert.equal(await page.getByRole('region', { name: 'Most temporaries' }).getByRole('listitem').count(), 2);
+  await leaked.getByRole('link', { name: 'leak_here' }).click();
+  await page.waitForURL(/#\/sites\?dump=0&sort=leaked&open=\d+$/);
+  await rendered(page);
+  await page.getByRole('list', { name: 'Backtrace, innermost first' }).waitFor();
+});
+
 test('the overview names the periods when recording was off', async () => {
   await page.goto(`${baseUrl}/#/overview?dump=1`);
   await rendered(page);

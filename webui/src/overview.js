@@ -6,6 +6,7 @@ import { buildingNote, bytes, duration, el, fill, integer } from './format.js';
 import { instantPanel } from './instant.js';
 import { hasRange, rangeParams } from './state.js';
 import { drawTimeline, offPeriods } from './timeline.js';
+import { topSites } from './top_sites.js';
 
 function card(label, value, detail) {
   return el('section', { class: 'card', 'aria-label': label },
@@ -80,9 +81,10 @@ export async function renderOverview(root, state, navigate, context) {
   // summary and timeline come at once (the timeline in the report's coarser
   // buckets, `table` saying so), a range's timeline once the table is built.
   // A range's figures wait for the table: their 503 shows the app's building view.
-  const [summary, timeline] = await Promise.all([
+  const [summary, timeline, top] = await Promise.all([
     api.summary(state.dump, rangeParams(state)),
-    api.timeline(state.dump, zoomed ? rangeParams(state) : {})]);
+    api.timeline(state.dump, zoomed ? rangeParams(state) : {}),
+    topSites(state)]);
   const n = timeline.time_ns.length;
   const endNs = context.dump?.duration_ns ?? (n > 0 ? timeline.time_ns[n - 1] + timeline.bucket_ns : 0);
   // The whole run's timeline before the table: drawn, but no range or instant to pick yet.
@@ -92,6 +94,7 @@ export async function renderOverview(root, state, navigate, context) {
     el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
     early ? earlyNote(timeline.table) : rangeNote(summary, state),
     cards(summary),
+    top,
     el('div', { class: 'toolbar' }, el('h2', {}, 'Heap over time'),
       hasRange(state) ? el('label', { class: 'check' },
         el('input', { type: 'checkbox', checked: zoomed, onchange: (e) => navigate({ tz: e.target.checked ? '1' : null }) }),
