@@ -131,13 +131,15 @@ int report_main(const std::vector<std::string>& args) {
        "name each site by its innermost frame, allocator and standard-library frames included")  //
       ("group", po::value(&group)->default_value("stack"),
        "stack: a site per distinct stack; label: sites whose label frame is the same line merged, "
-       "their paths listed");
+       "their paths listed")  //
+      ("histograms", po::bool_switch(&options.histograms),
+       "add the allocations' size and lifetime classes (powers of two) to the text; --json always has them");
   add_load_options(visible, options);
   po::variables_map vm;
   if (const auto done =
           parse_dump_command(args, visible, options.files, "report",
                              "usage: memrec report FILE... [--json] [--top N] [--from T] [--to T] [--raw-frames]\n"
-                             "                     [--group stack|label] [--debug-dir DIR]...\n\n"
+                             "                     [--group stack|label] [--histograms] [--debug-dir DIR]...\n\n"
                              "Reports each dump's heap: run time; allocations, frees, bytes allocated; the peak\n"
                              "(bytes, when, RSS then); what leaked and what the C/C++ runtime kept for itself;\n"
                              "temporary allocations; and the top call sites by leaked bytes, bytes live at the\n"

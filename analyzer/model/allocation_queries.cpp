@@ -210,9 +210,14 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& w) {
       ++pt.allocations;
       pt.allocated_bytes += size;
       pt.temporary += temporary ? 1 : 0;
+      pt.histograms.sizes.add(size, size);
       if (leaked) {
         pt.leaked_bytes += size;
         ++pt.leaked_count;
+        ++pt.histograms.unfreed;
+        pt.histograms.unfreed_bytes += size;
+      } else {
+        pt.histograms.lifetimes.add(f - t.alloc_ns(r), size);
       }
       const std::uint32_t s = t.site(r);
       if (s == kNoSite) continue;
@@ -242,6 +247,7 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& w) {
     tot.temporary += pt.temporary;
     tot.leaked_bytes += pt.leaked_bytes;
     tot.leaked_count += pt.leaked_count;
+    tot.histograms.merge(pt.histograms);
   }
   const auto count_in = [&](const std::vector<std::uint64_t>& v) {
     return static_cast<std::uint64_t>(std::upper_bound(v.begin(), v.end(), w.to_ns) -

@@ -170,6 +170,9 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
     if (old->stack.value != kUnselected) {
       ++totals_.replaced_blocks;
       drop(*old);
+      // Its free was not recorded: its lifetime ends here, as the allocation table has it.
+      if (counted && old->time_ns >= window_.from_ns)
+        totals_.histograms.lifetimes.add(e.time_ns - old->time_ns, old->size);
     }
   }
   last_alloc_[thread] = e.addr;
@@ -183,6 +186,7 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
   columns_.allocated_bytes[s] += e.size;
   ++totals_.allocations;
   totals_.allocated_bytes += e.size;
+  totals_.histograms.sizes.add(e.size, e.size);
   if (live_total_ > totals_.peak_bytes) {
     ++epoch_;
     totals_.peak_bytes = live_total_;
@@ -204,6 +208,7 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
   drop(*block);
   if (!counted) return;
   ++totals_.frees;
+  if (block->time_ns >= window_.from_ns) totals_.histograms.lifetimes.add(e.time_ns - block->time_ns, block->size);
   if (temporary && block->time_ns >= window_.from_ns) {
     ++columns_.temporary[block->stack.value];
     ++totals_.temporary;
@@ -219,6 +224,8 @@ void StackReplay::finish() {
     ++columns_.leaked_count[block.stack.value];
     totals_.leaked_bytes += block.size;
     ++totals_.leaked_count;
+    ++totals_.histograms.unfreed;
+    totals_.histograms.unfreed_bytes += block.size;
   });
   live_ = AddressMap();
   live_bytes_ = {};

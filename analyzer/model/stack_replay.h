@@ -14,6 +14,7 @@
 #include "model/address_map.h"
 #include "model/heap_event.h"
 #include "model/heap_timeline.h"
+#include "model/histograms.h"
 
 namespace memrec::analyzer {
 
@@ -49,6 +50,7 @@ struct HeapTotals {
   std::uint64_t unmatched_frees = 0;  // of blocks allocated before recording began or while paused
   std::uint64_t replaced_blocks = 0;  // an allocation over a live block: its free was not recorded
   std::uint64_t bad_stack_ids = 0;    // ids far beyond the stacks defined: counted under stack 0
+  Histograms histograms;              // sizes and lifetimes of the window's allocations
 };
 
 class StackReplay final : public OrderedEventSink {

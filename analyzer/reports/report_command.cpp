@@ -88,7 +88,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     for (const ProcessNode& n : order) {
       if (!first) out << "\n";
       first = false;
-      out << heap_report_text(reports[n.input], n.depth, options.top, n.link);
+      out << heap_report_text(reports[n.input], n.depth, options.top, n.link, options.histograms);
     }
   }
   out.flush();

@@ -20,6 +20,7 @@ struct ReportOptions {
   bool progress = true;         // a progress bar if stderr is a terminal
   bool raw_frames = false;      // sites labelled by their innermost frame (site_label.h)
   bool group_by_label = false;  // sites with the same label frame merged
+  bool histograms = false;      // the text report adds the size and lifetime classes
 };
 
 // Writes the report of every file that loads (per process, in tree order) to

@@ -85,6 +85,29 @@ WindowedFigures windowed_figures(const HeapReport& r) {
           r.peak_runtime_bytes};
 }
 
+namespace {
+
+// The non-empty classes, smallest first: {from, to, count, bytes}.
+json classes_json(const Log2Classes& c) {
+  json out = json::array();
+  for (unsigned k = 0; k < Log2Classes::kClasses; ++k) {
+    if (c.count[k] == 0) continue;
+    out.push_back({{"from", Log2Classes::lowest(k)},
+                   {"to", Log2Classes::highest(k)},
+                   {"count", c.count[k]},
+                   {"bytes", c.bytes[k]}});
+  }
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json histograms_json(const Histograms& h) {
+  return {{"sizes", classes_json(h.sizes)},
+          {"lifetimes_ns", classes_json(h.lifetimes)},
+          {"unfreed", {{"count", h.unfreed}, {"bytes", h.unfreed_bytes}}}};
+}
+
 nlohmann::json report_figures_json(const HeapReport& r, const WindowedFigures& f) {
   const std::uint64_t start = r.dump.header.start_mono_ns;
   const HeapTotals& t = f.totals;
@@ -107,7 +130,8 @@ nlohmann::json report_figures_json(const HeapReport& r, const WindowedFigures& f
           {"runtime_retained", {{"bytes", f.runtime_retained_bytes}, {"count", f.runtime_retained_count}}},
           {"unmatched_frees", t.unmatched_frees},
           {"replaced_blocks", t.replaced_blocks},
-          {"bad_stack_ids", t.bad_stack_ids}};
+          {"bad_stack_ids", t.bad_stack_ids},
+          {"histograms", histograms_json(t.histograms)}};
 }
 
 namespace {

@@ -38,6 +38,8 @@ struct WindowedFigures {
 WindowedFigures windowed_figures(const HeapReport& report);
 // A report's figures, without its call sites, with `figures` for the window.
 nlohmann::json report_figures_json(const HeapReport& report, const WindowedFigures& figures);
+// The window's size and lifetime classes (docs/analyzer.md, "Histograms").
+nlohmann::json histograms_json(const Histograms& histograms);
 // One frame of a call site, and a site's figures without its frames: the
 // FRAME and SITE objects of docs/analyzer.md, shared with `memrec view`.
 nlohmann::json frame_json(const SiteFrame& frame);
@@ -49,7 +51,8 @@ nlohmann::json site_label_json(const CallSites& sites, const CallSite& site);
 // The text section of one process, every line indented by two spaces per
 // depth. `link`: how the process came to be (a fork child's heap starts as
 // its parent's, so what it frees unseen was allocated before the fork).
+// `histograms`: the size and lifetime classes too (report --histograms).
 std::string heap_report_text(const HeapReport& report, std::size_t depth, std::size_t top,
-                             ProcessLink link = ProcessLink::kRoot);
+                             ProcessLink link = ProcessLink::kRoot, bool histograms = false);
 
 }  // namespace memrec::analyzer

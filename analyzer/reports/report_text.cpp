@@ -97,7 +97,52 @@ void append_site(std::string& out, const std::string& pad, const HeapReport& r, 
 
 }  // namespace
 
-std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t top, ProcessLink link) {
+// One line a non-empty class: its bounds, count, bytes and a bar of '#' scaled to the largest count.
+void append_classes(std::string& out, const std::string& pad, const Log2Classes& c,
+                    std::string (*bound)(std::uint64_t)) {
+  std::uint64_t highest = 0;
+  for (const std::uint64_t n : c.count) highest = std::max(highest, n);
+  for (unsigned k = 0; k < Log2Classes::kClasses; ++k) {
+    if (c.count[k] == 0) continue;
+    const std::string range =
+        Log2Classes::lowest(k) == Log2Classes::highest(k)
+            ? bound(Log2Classes::lowest(k))
+            : fmt::format("{} - {}", bound(Log2Classes::lowest(k)), bound(Log2Classes::highest(k) + 1));
+    const auto width = static_cast<std::size_t>((c.count[k] * 40 + highest - 1) / highest);
+    out += fmt::format("{}  {:>22} {:>12} {:>11}  {}\n", pad, range, c.count[k], bytes(c.bytes[k]),
+                       std::string(width, '#'));
+  }
+}
+
+std::string power_of_two_bytes(std::uint64_t n) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  unsigned u = 0;
+  while (n >= 1024 && n % 1024 == 0) {
+    n /= 1024;
+    ++u;
+  }
+  return fmt::format("{} {}", n, kUnits[u]);
+}
+
+std::string power_of_two_time(std::uint64_t ns) {
+  if (ns < 1000) return fmt::format("{} ns", ns);
+  if (ns < 1000000) return fmt::format("{:.3g} us", static_cast<double>(ns) / 1e3);
+  if (ns < 1000000000) return fmt::format("{:.3g} ms", static_cast<double>(ns) / 1e6);
+  return fmt::format("{:.3g} s", static_cast<double>(ns) / 1e9);
+}
+
+void append_histograms(std::string& out, const std::string& pad, const Histograms& h) {
+  out += fmt::format("\n{}allocation sizes (each class up to, not including, its second bound):\n", pad);
+  out += fmt::format("{}  {:>22} {:>12} {:>11}\n", pad, "size", "allocations", "bytes");
+  append_classes(out, pad, h.sizes, power_of_two_bytes);
+  out += fmt::format("\n{}lifetimes of the blocks freed (0 ns: within one tick of the recorder's clock):\n", pad);
+  out += fmt::format("{}  {:>22} {:>12} {:>11}\n", pad, "lifetime", "blocks", "bytes");
+  append_classes(out, pad, h.lifetimes, power_of_two_time);
+  out += fmt::format("{}  {:>22} {:>12} {:>11}\n", pad, "still live at the end", h.unfreed, bytes(h.unfreed_bytes));
+}
+
+std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t top, ProcessLink link,
+                             bool histograms) {
   const std::string pad(2 * depth, ' ');
   const HeapTotals& t = r.totals;
   const reader::FileHeader& h = r.dump.header;
@@ -148,6 +193,7 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
         "without a stack: {}\n",
         pad, t.bad_stack_ids);
   }
+  if (histograms) append_histograms(out, pad, t.histograms);
   for (const SiteRanking k : kAllRankings) {
     const std::vector<std::size_t> sites = top_sites(r, k, top);
     if (sites.empty()) continue;

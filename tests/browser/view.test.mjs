@@ -55,6 +55,21 @@ test('the overview names the top call sites, each a link to its open row', async
   await page.getByRole('list', { name: 'Backtrace, innermost first' }).waitFor();
 });
 
+test('the overview has the size classes of every allocation and their lifetimes', async () => {
+  // leak_three: malloc(i * 37 + 1) for i < 100, a malloc(0) and 3 × 4242.
+  await page.goto(`${baseUrl}/#/overview?dump=0`);
+  await rendered(page);
+  const sizes = page.getByRole('table', { name: 'Allocation sizes' });
+  await sizes.waitFor();
+  const rows = await sizes.locator('tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => [...tr.children].slice(0, 2).map((c) => c.textContent).join(': ')));
+  assert.deepEqual(rows, ['0 B: 1', '1 B: 1', '32 B – 64 B: 1', '64 B – 128 B: 2', '128 B – 256 B: 3', '256 B – 512 B: 7',
+    '512 B – 1 KiB: 14', '1 KiB – 2 KiB: 28', '2 KiB – 4 KiB: 44', '4 KiB – 8 KiB: 3']);
+  const lifetimes = await page.getByRole('table', { name: 'Lifetimes' }).locator('tbody tr td:first-of-type').allTextContents();
+  assert.equal(lifetimes.reduce((a, t) => a + Number(t.replace(/,/g, '')), 0), 101, 'every freed block');
+  assert.equal(await page.locator('#unfreed').textContent(), '3 allocations (12.4 KiB) still live at the end.');
+});
+
 test('the overview names the periods when recording was off', async () => {
   await page.goto(`${baseUrl}/#/overview?dump=1`);
   await rendered(page);

@@ -118,6 +118,30 @@ def test_temporaries_are_counted_per_call_site(build, record, report):
     assert leaked_by_function(build, rep) == {"keep_one": (3, 48)}
 
 
+def test_the_size_and_lifetime_classes_hold_every_allocation(build, record, report):
+    # given leak_three: malloc(i * 37 + 1) for i < 100 (freed), a malloc(0) (freed) and 3 x 4242 (leaked)
+    run = record("leak_three")
+    rep = only_process(report(run.dats[0]))
+    sizes = {(c["from"], c["to"]): c["count"] for c in rep["histograms"]["sizes"]}
+    expected = {}
+    for size in [i * 37 + 1 for i in range(100)] + [0] + [4242] * 3:
+        bounds = (0, 0) if size == 0 else (1 << (size.bit_length() - 1), (1 << size.bit_length()) - 1)
+        expected[bounds] = expected.get(bounds, 0) + 1
+    assert sizes == expected
+    assert sum(c["bytes"] for c in rep["histograms"]["sizes"]) == rep["allocated_bytes"]
+    assert sum(c["count"] for c in rep["histograms"]["lifetimes_ns"]) == 101
+    assert rep["histograms"]["unfreed"] == {"count": 3, "bytes": 3 * 4242}
+    # and the text report shows the same classes with --histograms
+    text = support.memrec_raw(build, ["report", "--histograms", "--top", "0", run.dats[0]])
+    assert text.returncode == 0, text.stderr
+    lines = text.stdout.splitlines()
+    assert [ln.split()[5:9] for ln in lines if ln.strip().startswith("4 KiB - 8 KiB")] == [["3", "12.4", "KiB", "###"]]
+    assert any(ln.split()[:3] == ["0", "B", "1"] for ln in lines)
+    assert any(ln.split()[:6] == ["still", "live", "at", "the", "end", "3"] for ln in lines)
+    # and without it the text has none
+    assert "allocation sizes" not in support.memrec_raw(build, ["report", run.dats[0]]).stdout
+
+
 def test_a_window_counts_only_its_events(build, record, report):
     # given a dump of leak_three
     run = record("leak_three")

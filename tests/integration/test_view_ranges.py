@@ -88,7 +88,7 @@ def test_a_ranges_summary_and_sites_are_the_reports(build, view, dumps, start, e
                                                  args=["--from", f"{start}ns", "--to", f"{end}ns"]))
     # Then every figure is the same
     for key in ("window", "allocations", "frees", "allocated_bytes", "temporary", "peak", "leaked",
-                "runtime_retained", "unmatched_frees", "replaced_blocks", "duration_ns", "threads"):
+                "runtime_retained", "unmatched_frees", "replaced_blocks", "duration_ns", "threads", "histograms"):
         assert summary[key] == report[key], key
     assert summary["range"] == {"from_ns": start, "to_ns": end}
     for ranking, sort in (("leaked", "leaked"), ("peak", "peak"), ("allocated", "allocated"),
@@ -109,9 +109,17 @@ def test_the_whole_runs_summary_is_the_reports_on_every_program(build, view, dum
         longer = {"from": 0, "to": summary["duration_ns"] + 1}
         computed = api(view, name, "summary", **longer)
         for key in ("allocations", "frees", "allocated_bytes", "temporary", "peak", "leaked",
-                    "runtime_retained", "unmatched_frees", "replaced_blocks"):
+                    "runtime_retained", "unmatched_frees", "replaced_blocks", "histograms"):
             assert summary[key] == report[key], (name, key)
             assert computed[key] == report[key], (name, key)
+        # Every allocation is in one size class, and freed in one lifetime class or not at all.
+        h = report["histograms"]
+        assert sum(c["count"] for c in h["sizes"]) == report["allocations"], name
+        assert sum(c["bytes"] for c in h["sizes"]) == report["allocated_bytes"], name
+        assert sum(c["count"] for c in h["lifetimes_ns"]) + h["unfreed"]["count"] == report["allocations"], name
+        # Still live at the end: the leaks and what the runtime keeps.
+        assert h["unfreed"] == {k: report["leaked"][k] + report["runtime_retained"][k] for k in ("count", "bytes")}, name
+        assert all(c["from"] <= c["to"] < 2 * max(c["from"], 1) for c in h["sizes"] + h["lifetimes_ns"]), name
         for sort in ("leaked", "peak", "allocated"):
             whole = api(view, name, "sites", sort=sort, limit=1000)["sites"]
             assert labels_and_figures(whole) == labels_and_figures(

@@ -3,6 +3,7 @@
 // and the heap at that instant.
 import { api } from './api.js';
 import { buildingNote, bytes, duration, el, fill, integer } from './format.js';
+import { histograms } from './histograms.js';
 import { instantPanel } from './instant.js';
 import { hasRange, rangeParams } from './state.js';
 import { drawTimeline, offPeriods } from './timeline.js';
@@ -118,6 +119,8 @@ export async function renderOverview(root, state, navigate, context) {
         `Recording was off (grey): ${off.map(([a, b]) => `${duration(a)} – ${duration(b)}`).join(', ')}.`));
     }
   }
+  const classes = histograms(summary);
+  if (classes) root.append(classes);
   if (early && timeline.table.state === 'building') context.whenBuilt?.();
   if (state.at !== undefined && !early) root.append(await instantPanel(state, () => navigate({ at: null })));
 }
