@@ -17,6 +17,10 @@ namespace {
 constexpr int kSlots = 8;
 // -1: free. Stored before the descriptor is used, cleared after it is closed.
 constinit std::atomic<int> g_fds[kSlots] = {-1, -1, -1, -1, -1, -1, -1, -1};
+// Descriptors a fork child keeps (libunwind's pipe): one slot each.
+constinit std::atomic<int> g_kept[2] = {-1, -1};
+// Whether libunwind may open its pipe now: only while unwind_init() runs.
+constinit std::atomic<bool> g_unwinder_pipe_allowed{false};
 
 int raw_close(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }
 
@@ -68,6 +72,10 @@ bool own(int fd) {
 }
 
 void disown(int fd) {
+  for (auto& kept : g_kept) {
+    int expected = fd;
+    kept.compare_exchange_strong(expected, -1);
+  }
   for (auto& slot : g_fds) {
     int expected = fd;
     if (slot.compare_exchange_strong(expected, -1)) return;
@@ -85,6 +93,30 @@ int high_floor() {
 }
 
 }  // namespace
+
+void allow_unwinder_pipe(bool allowed) { g_unwinder_pipe_allowed.store(allowed, std::memory_order_relaxed); }
+
+int unwinder_pipe(int fds[2], int flags) {
+  // Later, on a program thread, the pipe would take the lowest free numbers
+  // for a moment: refused, libunwind finds every address it validates
+  // invalid and ends that stack there (it reopens only a pipe it finds
+  // closed, which the close hooks and a fork child's keeping it prevent).
+  if (!g_unwinder_pipe_allowed.load(std::memory_order_relaxed)) {
+    errno = EMFILE;
+    return -1;
+  }
+  if (syscall(SYS_pipe2, fds, flags) != 0) return -1;
+  for (int i = 0; i < 2; ++i) {
+    const int moved = fcntl(fds[i], F_DUPFD_CLOEXEC, high_floor());
+    if (moved >= 0) {  // else a limit too low for the floor: keep the low number, guarded
+      raw_close(fds[i]);
+      fds[i] = moved;
+    }
+    own(fds[i]);
+    g_kept[i].store(fds[i], std::memory_order_relaxed);
+  }
+  return 0;
+}
 
 int guarded_open(const char* path, int flags, int mode, bool high) {
   const int fd = open(path, flags | O_CLOEXEC, mode);
@@ -136,8 +168,12 @@ bool is_guarded(int fd) {
 
 void close_guarded_after_fork() {
   for (auto& slot : g_fds) {
-    const int fd = slot.exchange(-1);
-    if (fd >= 0) raw_close(fd);
+    const int fd = slot.load(std::memory_order_relaxed);
+    if (fd < 0 || fd == g_kept[0].load(std::memory_order_relaxed) || fd == g_kept[1].load(std::memory_order_relaxed)) {
+      continue;
+    }
+    slot.store(-1, std::memory_order_relaxed);
+    raw_close(fd);
   }
 }
 

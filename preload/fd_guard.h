@@ -29,12 +29,20 @@ int borrow_program_stderr();
 int guarded_open(const char* path, int flags, int mode, bool high);
 void guarded_close(int fd);
 bool is_guarded(int fd);
-// Registers or forgets a descriptor opened elsewhere (libunwind's pipe).
+// Registers or forgets a descriptor opened elsewhere.
 bool own(int fd);
 void disown(int fd);
+// libunwind's pipe2() (its address validation, libunwind 1.6 x86_64/Ginit.c),
+// which it makes once, when unwind_init() first calls it: moved above the
+// floor, registered, and kept by fork children (a child that closed it would
+// have libunwind reopen it on a program thread). Refused (EMFILE) unless
+// allowed: only unwind_init() allows it, on the one thread the process has.
+int unwinder_pipe(int fds[2], int flags);
+void allow_unwinder_pipe(bool allowed);
 // The lowest registered descriptor in [first, last], or -1.
 long lowest_guarded_in(unsigned int first, unsigned int last);
-// Fork child: the parent's descriptors are copies; forget and close them.
+// Fork child: the parent's descriptors are copies; forget and close them,
+// but for libunwind's pipe.
 void close_guarded_after_fork();
 
 }  // namespace memrec::preload

@@ -25,26 +25,23 @@ MEMREC_EXPORT int close(int fd) {
   return static_cast<int>(syscall(SYS_close, fd));
 }
 
-// libunwind validates addresses by writing them to a pipe it opens lazily
-// (libunwind 1.6, x86_64/Ginit.c) and reopens when a write fails with EBADF,
+// libunwind validates addresses by writing them to a pipe it opens once
+// (libunwind 1.6, x86_64/Ginit.c) and reopens when a read fails with EBADF,
 // closing the old numbers first: if a daemon closed that pipe and reused the
-// numbers, libunwind would close the daemon's files. Its pipe is ours to guard.
+// numbers, libunwind would close the daemon's files. Its pipe is ours to
+// guard, and made where the program does not look (fd_guard.h).
 MEMREC_EXPORT int pipe2(int fds[2], int flags) {
-  const int r = static_cast<int>(syscall(SYS_pipe2, fds, flags));
-  if (r == 0 && memrec::preload::in_unwinder(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)))) {
-    memrec::preload::own(fds[0]);
-    memrec::preload::own(fds[1]);
+  if (memrec::preload::in_unwinder(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)))) {
+    return memrec::preload::unwinder_pipe(fds, flags);
   }
-  return r;
+  return static_cast<int>(syscall(SYS_pipe2, fds, flags));
 }
 
 MEMREC_EXPORT int pipe(int fds[2]) {
-  const int r = static_cast<int>(syscall(SYS_pipe2, fds, 0));
-  if (r == 0 && memrec::preload::in_unwinder(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)))) {
-    memrec::preload::own(fds[0]);
-    memrec::preload::own(fds[1]);
+  if (memrec::preload::in_unwinder(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)))) {
+    return memrec::preload::unwinder_pipe(fds, 0);
   }
-  return r;
+  return static_cast<int>(syscall(SYS_pipe2, fds, 0));
 }
 
 MEMREC_EXPORT int close_range(unsigned int first, unsigned int last, int flags) {

@@ -31,6 +31,21 @@ alignas(64) std::atomic<std::uint64_t> g_stamp{0};
 
 namespace {
 
+// Slots the live rings hold beyond kFirstSlots each. A ring grows only while
+// this stays within kGrowthSlots: a thread that allocates fast gets the room
+// that lets the writer sleep between its visits, but thousands of them at once
+// share 32 MiB instead of taking 256 KiB each. Relaxed: a budget, which
+// threads growing at the same moment may overshoot by a ring each.
+constexpr std::uint64_t kGrowthSlots = (std::uint64_t{32} << 20) / sizeof(RingSlot);
+std::atomic<std::uint64_t> g_grown_slots{0};
+
+// Takes `slots` more from the budget, to double a ring of that size.
+bool take_growth(std::uint64_t slots) {
+  if (g_grown_slots.fetch_add(slots, std::memory_order_relaxed) + slots <= kGrowthSlots) return true;
+  g_grown_slots.fetch_sub(slots, std::memory_order_relaxed);
+  return false;
+}
+
 pthread_key_t g_exit_key;
 bool g_exit_key_ok = false;
 
@@ -86,7 +101,12 @@ ThreadBuffer* attach_thread() {
   // Before this thread's first stamp: from now on every thread reads the clock
   // if this is the second (order_stamp.h).
   g_recording_threads.fetch_add(1, std::memory_order_seq_cst);
-  auto* buf = new (mem) ThreadBuffer();
+  // Default-initialised, not value-initialised (`ThreadBuffer()`), which
+  // zeroed the whole buffer and so made every page of it resident.
+  auto* buf = new (mem) ThreadBuffer;
+  // Lossy mode drops what does not fit instead of waiting, so its ring never
+  // gets the empty moment it would grow in: it starts at full size.
+  if (g_options.lossy) buf->mask.store(ThreadBuffer::kSlots - 1, std::memory_order_relaxed);
   buf->tid = os::gettid();
   buf->mapped_bytes = bytes;
   start_ring(*buf);
@@ -104,6 +124,10 @@ RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
     return nullptr;
   }
   count(format::Counter::kBackpressureWaits);
+  // A ring below its full size grows once the writer has emptied it: then
+  // no slot is in flight, so the writer's next drain reads the new size.
+  const std::uint64_t slots = buf.mask.load(std::memory_order_relaxed) + 1;
+  const bool grow = slots < ThreadBuffer::kSlots && take_growth(slots);
   const std::uint64_t start = now_ns();
   for (int spins = 0;; ++spins) {
     if (g_state.load(std::memory_order_relaxed) != RecorderState::kRecording) {
@@ -111,6 +135,7 @@ RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
       count(g_state.load(std::memory_order_relaxed) == RecorderState::kStopped ? format::Counter::kMissedStopped
                                                                                : format::Counter::kDroppedLossy);
       count(format::Counter::kBackpressureWaitNs, now_ns() - start);
+      if (grow) g_grown_slots.fetch_sub(slots, std::memory_order_relaxed);
       return nullptr;
     }
     wake_writer();
@@ -121,10 +146,12 @@ RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
       nanosleep(&pause, nullptr);
     }
     buf.cached_tail = buf.tail.load(std::memory_order_acquire);
-    if (h + n - buf.cached_tail <= ThreadBuffer::kSlots) break;
+    if (grow ? buf.cached_tail == h : h + n - buf.cached_tail <= slots) break;
   }
   count(format::Counter::kBackpressureWaitNs, now_ns() - start);
-  return &buf.slots[h & (ThreadBuffer::kSlots - 1)].event;
+  // Published with this event's release store of `head` (thread_buffer.h).
+  if (grow) buf.mask.store(2 * slots - 1, std::memory_order_relaxed);
+  return &buf.slots[h & buf.mask.load(std::memory_order_relaxed)].event;
 }
 
 void mark_thread_exit(ThreadBuffer& buf) {
@@ -151,6 +178,8 @@ void reset_buffers_after_fork() {
   }
   g_buffers.store(nullptr, std::memory_order_relaxed);
   g_recording_threads.store(self != nullptr ? 1 : 0, std::memory_order_relaxed);
+  g_grown_slots.store(self != nullptr ? self->mask.load(std::memory_order_relaxed) + 1 - ThreadBuffer::kFirstSlots : 0,
+                      std::memory_order_relaxed);
   reset_stamps();
   t_thread.last_stamp = 0;
   if (self != nullptr) {
@@ -171,6 +200,9 @@ void reset_buffers_after_fork() {
 void unmap_buffer(ThreadBuffer* buf) { os::unmap(buf, buf->mapped_bytes); }
 
 void retire_buffer(ThreadBuffer* buf) {
+  const std::uint64_t slots = buf->mask.load(std::memory_order_relaxed) + 1;
+  if (slots > ThreadBuffer::kFirstSlots)
+    g_grown_slots.fetch_sub(slots - ThreadBuffer::kFirstSlots, std::memory_order_relaxed);
   unmap_buffer(buf);
   // A fresh tick first: see order_stamp.h.
   publish_tick();

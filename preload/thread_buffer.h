@@ -67,13 +67,24 @@ struct StackCacheEntry {
   std::uint32_t depth;
 };
 
+// Mapped whole, but the ring's pages are touched only as far as the thread
+// uses it: attach_thread() runs no initialiser over the arrays (fresh mmap()ed
+// pages are zero), and the ring starts at kFirstSlots and doubles, up to
+// kSlots, each time it fills, so a thread that records little costs a few
+// pages, not the whole buffer (docs/design/thread_memory.md).
 struct ThreadBuffer {
-  static constexpr std::uint64_t kSlots = 8192;  // a power of two
+  static constexpr std::uint64_t kSlots = 8192;  // the most a ring holds; a power of two
+  static constexpr std::uint64_t kFirstSlots = 512;
   static constexpr std::uint64_t kCacheEntries = 1024;
 
   // Written by the owner only.
   alignas(64) std::atomic<std::uint64_t> head{0};
   std::uint64_t cached_tail = 0;  // the owner's last look at `tail`
+  // The ring's size less one. The owner changes it only while the ring is
+  // empty (wait_for_space), before its next release store of `head`, with
+  // which the writer's acquire load of `head` pairs: the writer reads it after
+  // that load, so it always has the size the slots it drains were written with.
+  std::atomic<std::uint64_t> mask{kFirstSlots - 1};
   // Written by the writer thread only.
   alignas(64) std::atomic<std::uint64_t> tail{0};
   // Set once, before the buffer is published on the list.
@@ -88,7 +99,7 @@ struct ThreadBuffer {
   char last_name[16] = {};
   bool name_known = false;
 
-  StackCacheEntry cache[kCacheEntries] = {};
+  StackCacheEntry cache[kCacheEntries];  // zero as mapped: not initialised, so untouched pages cost nothing
   UnwindCache unwind;
   RingSlot slots[kSlots];
 };
@@ -101,24 +112,26 @@ extern std::atomic<ThreadBuffer*> g_buffers;
 [[gnu::cold, gnu::noinline]] ThreadBuffer* attach_thread();
 
 // Waits for the writer to free `n` slots (backpressure), or drops the event
-// in lossy mode. Returns null if the event cannot be recorded.
+// in lossy mode. A ring smaller than kSlots waits until it is empty and
+// doubles. Returns null if the event cannot be recorded.
 [[gnu::cold, gnu::noinline]] RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n);
 
 // HOT PATH. The first of `n` slots (slots_of) to fill, or null when the
 // event is lost (counted).
 inline RawEvent* reserve(ThreadBuffer& buf, std::uint64_t n = 1) {
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
-  if (h + n - buf.cached_tail > ThreadBuffer::kSlots) [[unlikely]] {
+  const std::uint64_t mask = buf.mask.load(std::memory_order_relaxed);  // ours: no ordering needed
+  if (h + n - buf.cached_tail > mask + 1) [[unlikely]] {
     // Pairs with the writer's release store of `tail` after it consumed slots.
     buf.cached_tail = buf.tail.load(std::memory_order_acquire);
-    if (h + n - buf.cached_tail > ThreadBuffer::kSlots) return wait_for_space(buf, n);
+    if (h + n - buf.cached_tail > mask + 1) return wait_for_space(buf, n);
   }
-  return &buf.slots[h & (ThreadBuffer::kSlots - 1)].event;
+  return &buf.slots[h & mask].event;
 }
 
 // HOT PATH. The second slot of a two-slot event being filled.
 inline RawTail& reserved_tail(ThreadBuffer& buf) {
-  return buf.slots[(buf.head.load(std::memory_order_relaxed) + 1) & (ThreadBuffer::kSlots - 1)].tail;
+  return buf.slots[(buf.head.load(std::memory_order_relaxed) + 1) & buf.mask.load(std::memory_order_relaxed)].tail;
 }
 
 // HOT PATH. Publishes the `n` slots filled since the last reserve; the

@@ -7,15 +7,15 @@
 // starts there (docs/PERFORMANCE.md, "Where the time goes").
 #include "unwind.h"
 
-#include <fcntl.h>
 #include <link.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <cerrno>
-#include <cstring>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "fd_guard.h"
 #include "stack_table.h"
 
 namespace memrec::preload {
@@ -58,81 +58,75 @@ void locate(const void* addr, Range& out) {
   dl_iterate_phdr(find_module, &f);
 }
 
-std::uintptr_t parse_hex(const char*& p) {
-  std::uintptr_t v = 0;
-  for (;; ++p) {
-    const char c = *p;
-    if (c >= '0' && c <= '9') {
-      v = v * 16 + static_cast<std::uintptr_t>(c - '0');
-    } else if (c >= 'a' && c <= 'f') {
-      v = v * 16 + static_cast<std::uintptr_t>(c - 'a' + 10);
-    } else {
-      return v;
+// The stack that holds `sp`, as far as a walk may read it: from sp's page up
+// to the first page above it that cannot be read (the top of the main
+// thread's [stack], or the guard page of the thread stack glibc mapped above
+// this one). Found on the thread's first stack; when the stack has grown
+// below what we saw (the pages in between readable: the same stack, not
+// counted); or when the thread runs on another stack (a signal stack, a
+// coroutine): at most kMaxStackSwitches times, then such stacks always go
+// to libunwind. No descriptor: reading /proc/self/maps here, on a program
+// thread, held the lowest free number for a moment, which the program's own
+// dup2() or open() in another thread could meet (docs/design/descriptors.md).
+constexpr std::uint32_t kMaxStackSwitches = 16;
+// How far above sp a stack may reach: past that the walk stops (and
+// libunwind takes the stack).
+constexpr std::size_t kMaxStackPages = 4096;
+constexpr std::uintptr_t kPageBytes = 4096;
+
+// How many of the `n` pages from `first` upwards can be read, up to the first
+// that cannot; -1 if the kernel refuses the probe. One process_vm_readv of a
+// byte per page on our own process: the kernel stops at the first page it
+// cannot read, without a signal ("partial transfers apply at the granularity
+// of iovec elements", process_vm_readv(2)), and a thread of the process may
+// always read it (ptrace access mode checks pass within a thread group).
+long readable_pages(std::uintptr_t first, std::size_t n) {
+  constexpr std::size_t kBatch = 64;
+  iovec remote[kBatch];
+  char sink[kBatch];
+  const long pid = syscall(SYS_getpid);
+  std::size_t done = 0;
+  while (done < n) {
+    const std::size_t k = n - done < kBatch ? n - done : kBatch;
+    for (std::size_t i = 0; i < k; ++i) {
+      remote[i] = iovec{reinterpret_cast<void*>(first + (done + i) * kPageBytes), 1};
     }
+    iovec local{sink, k};
+    const long got = syscall(SYS_process_vm_readv, pid, &local, 1ul, remote, k, 0ul);
+    if (got < 0) return errno == EFAULT ? static_cast<long>(done) : -1;  // EFAULT: the first page
+    done += static_cast<std::size_t>(got);
+    if (static_cast<std::size_t>(got) < k) break;
   }
+  return static_cast<long>(done);
 }
 
-// The mapping of /proc/self/maps that holds `sp`: this thread's stack (the
-// main thread's [stack], or the mapping glibc made for a thread). Read on the
-// thread's first stack, again when the main thread's stack has grown below
-// what we saw (the same top: not counted), or when the thread runs on another
-// stack (a signal stack, a coroutine): at most kMaxStackSwitches times, then
-// such stacks always go to libunwind. Raw descriptors and a fixed buffer: no
-// allocation.
-constexpr std::uint32_t kMaxStackSwitches = 16;
-
-bool read_stack_bounds(UnwindCache& c, std::uintptr_t sp);
-
 [[gnu::cold, gnu::noinline]] bool find_stack_bounds(UnwindCache& c, std::uintptr_t sp) {
-  if (c.stack_switches >= kMaxStackSwitches) return false;
+  const int saved_errno = errno;
+  const std::uintptr_t sp_page = sp & ~(kPageBytes - 1);
+  if (c.stack_hi != 0 && sp < c.stack_lo && (c.stack_lo - sp_page) / kPageBytes <= kMaxStackPages) {
+    // Deeper on the stack we know, if every page up to it can be read.
+    const std::size_t between = (c.stack_lo - sp_page) / kPageBytes;
+    if (readable_pages(sp_page, between) == static_cast<long>(between)) {
+      c.stack_lo = sp_page;
+      errno = saved_errno;
+      return true;
+    }
+  }
+  if (c.stack_switches >= kMaxStackSwitches) {
+    errno = saved_errno;
+    return false;
+  }
   const std::uintptr_t old_hi = c.stack_hi;
-  const bool found = read_stack_bounds(c, sp);
+  const long pages = readable_pages(sp_page, kMaxStackPages);
+  const bool found = pages > 0;
+  c.stack_lo = found ? sp_page : 0;
+  c.stack_hi = found ? sp_page + static_cast<std::uintptr_t>(pages) * kPageBytes : 0;
   if (!found || c.stack_hi != old_hi) {
     ++c.stack_switches;
     c.trace_n = 0;  // the last walk may be on another stack, which may be gone
   }
-  return found;
-}
-
-bool read_stack_bounds(UnwindCache& c, std::uintptr_t sp) {
-  const int saved_errno = errno;
-  c.stack_lo = c.stack_hi = 0;
-  const int fd = static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/maps", O_RDONLY | O_CLOEXEC));
-  if (fd < 0) {
-    errno = saved_errno;
-    return false;
-  }
-  char buf[4096];
-  std::size_t have = 0;
-  for (;;) {
-    const ssize_t n = syscall(SYS_read, fd, buf + have, sizeof(buf) - 1 - have);
-    if (n <= 0) break;
-    have += static_cast<std::size_t>(n);
-    buf[have] = '\0';
-    char* line = buf;
-    for (char* nl;
-         (nl = static_cast<char*>(std::memchr(line, '\n', have - static_cast<std::size_t>(line - buf)))) != nullptr;
-         line = nl + 1) {
-      const char* p = line;
-      const std::uintptr_t lo = parse_hex(p);
-      if (*p != '-') continue;
-      ++p;
-      const std::uintptr_t hi = parse_hex(p);
-      if (sp >= lo && sp < hi) {
-        c.stack_lo = lo;
-        c.stack_hi = hi;
-        syscall(SYS_close, fd);
-        errno = saved_errno;
-        return true;
-      }
-    }
-    have -= static_cast<std::size_t>(line - buf);
-    std::memmove(buf, line, have);
-    if (have == sizeof(buf) - 1) have = 0;  // a line longer than the buffer: not ours to parse
-  }
-  syscall(SYS_close, fd);
   errno = saved_errno;
-  return false;
+  return found;
 }
 
 // Fills the slot of `pc` from the module's CFI. A module unloaded since the
@@ -410,7 +404,12 @@ void unwind_init() {
   locate(reinterpret_cast<const void*>(&capture_backtrace), g_self);
   locate(reinterpret_cast<const void*>(&unw_backtrace), g_unwinder);
   // Per-thread caches: libunwind's global cache takes a lock on every lookup.
+  // Its first call also opens its validation pipe, here at init while the
+  // process has one thread, so the moment the pipe holds the lowest free
+  // numbers (before fd_guard moves it above the floor) meets no program thread.
+  allow_unwinder_pipe(true);
   unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+  allow_unwinder_pipe(false);
 }
 
 // The frames of another allocator's operator new between our hook and our

@@ -99,7 +99,7 @@ struct UnwindCache {
     std::uint64_t pc;  // the looked-up address (a return address - 1); 0 = empty
     UnwindRule rule;
   };
-  std::uintptr_t stack_lo = 0;  // the thread's stack mapping, from /proc/self/maps
+  std::uintptr_t stack_lo = 0;  // the thread's stack as far as it can be read (unwind.cpp)
   std::uintptr_t stack_hi = 0;
   std::uint32_t stack_switches = 0;  // bounds lookups that found another stack (or none)
   std::uint64_t subs = 0;            // modules_unloaded() when the slots were filled

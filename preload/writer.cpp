@@ -605,20 +605,22 @@ void write_exec_failure() {
 }
 
 void drain(ThreadBuffer& b, std::uint64_t end) {
-  constexpr std::uint64_t kMask = ThreadBuffer::kSlots - 1;
+  // After the acquire load of `head` that gave `end`: the size the slots up
+  // to `end` were written with (thread_buffer.h).
+  const std::uint64_t mask = b.mask.load(std::memory_order_relaxed);
   std::uint64_t tail = b.tail.load(std::memory_order_relaxed);
   const std::uint64_t start = tail;
   std::uint64_t drained = 0;
   while (tail < end && !g_w.failed) {
     // A slot ahead may be a second slot: its `addr` is then another field,
     // and the prefetch merely useless.
-    if (end - tail > kPrefetchAhead) g_w.enc->prefetch(b.slots[(tail + kPrefetchAhead) & kMask].event.addr);
-    const RawEvent& e = b.slots[tail & kMask].event;
+    if (end - tail > kPrefetchAhead) g_w.enc->prefetch(b.slots[(tail + kPrefetchAhead) & mask].event.addr);
+    const RawEvent& e = b.slots[tail & mask].event;
     if (!put_plain_event(b.tid, e)) {
       if (e.kind == EventKind::kThreadStart || e.kind == EventKind::kThreadExit) {
         put_thread_event(b, e);
       } else {
-        put_event(b.tid, e, b.slots[(tail + 1) & kMask].tail);
+        put_event(b.tid, e, b.slots[(tail + 1) & mask].tail);
       }
     }
     // The owner commits an event's slots together, so `end` never splits one.
@@ -631,7 +633,7 @@ void drain(ThreadBuffer& b, std::uint64_t end) {
     }
   }
   b.tail.store(end, std::memory_order_release);
-  if (end - start >= ThreadBuffer::kSlots / 4) g_w.busy = true;
+  if (end - start >= (mask + 1) / 4) g_w.busy = true;
   if (end != start) g_w.drained = true;
   if (end - start > g_w.most_drained) g_w.most_drained = end - start;
 }

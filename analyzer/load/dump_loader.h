@@ -43,6 +43,11 @@ struct LoadOptions {
   // `file_bytes` (the size an earlier pass read: a dump still being written
   // has grown since).
   std::uint64_t file_bytes = 0;
+  // stream_dump: how many held-back events stay in memory (32 bytes each);
+  // past that a frame's events wait in an unlinked file in `spill_dir` (""
+  // for $TMPDIR, else /var/tmp), and come back a share of this many at a time.
+  std::uint64_t held_in_memory = std::uint64_t{1} << 20;
+  std::string spill_dir = {};
 };
 
 Result<LoadedDump> load_dump(const std::string& path, const LoadOptions& options = {});

@@ -20,7 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "load/event_spill.h"
 #include "memrec/reader/frame_times.h"
+#include "model/spill_buffer.h"
 #include "model/stream_merger.h"
 
 namespace memrec::analyzer {
@@ -107,24 +109,116 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
   return earliest;
 }
 
+// The fewest events a thread reads back from the spill file at once.
+constexpr std::uint64_t kMinReadBack = 16;
+
 class Releaser {
  public:
-  Releaser(OrderedEventSink& sink, StreamedDump& out) : sink_(sink), out_(out) {}
+  // `held_in_memory`: LoadOptions'. Events read back from the file may take
+  // memory up to twice that.
+  Releaser(OrderedEventSink& sink, StreamedDump& out, std::uint64_t held_in_memory, std::string spill_dir)
+      : sink_(sink), out_(out), budget_(held_in_memory), spill_(std::move(spill_dir)) {}
 
   void add(const LoadedDump& dump, FrameData& data) {
     for (auto& [tid, events] : data.events) {
+      if (events.empty()) continue;
       const std::uint32_t t = thread_index(dump, tid);
       if (t >= pending_.size()) pending_.resize(t + 1);
+      if (spill(t, events)) continue;
       const bool was_empty = pending_[t].empty();
       held_ += events.size();
       pending_[t].add(events);
       if (was_empty) requeue(t);
     }
-    out_.max_pending = std::max(out_.max_pending, held_);
+    out_.max_pending = std::max(out_.max_pending, held_ + spilled_);
+    out_.max_in_memory = std::max(out_.max_in_memory, held_);
   }
 
-  // Hands on, in merged order, every held event earlier than `bound`.
+  // Hands on, in merged order, every held event earlier than `bound`. With
+  // events in the spill file, in steps: up to the earliest event still
+  // there, then that thread reads its next events back, and so on.
   void release_before(std::uint64_t bound) {
+    while (!spill_heads_.empty() && spill_heads_.front().time_ns < bound) {
+      std::pop_heap(spill_heads_.begin(), spill_heads_.end(), later);
+      const Head h = spill_heads_.back();
+      spill_heads_.pop_back();
+      if (!pending_[h.thread].spilled()) continue;  // read back whole when the file failed
+      release_in_memory(h.time_ns);
+      read_back(h.thread);
+    }
+    release_in_memory(bound);
+  }
+
+ private:
+  // Sends thread t's events to the spill file when the memory budget is
+  // spent, or when it already has events there (its order is kept: what is
+  // in memory comes first, then the file's segments in order). False: they
+  // stay in memory (the budget is not spent, or the file failed).
+  bool spill(std::uint32_t t, std::vector<HeapEvent>& events) {
+    Pending& q = pending_[t];
+    if (!q.spilled() && held_ + events.size() <= budget_) return false;
+    std::uint64_t offset = 0;
+    if (!spill_.append(events, offset)) {
+      while (q.spilled()) read_back(t, /*all=*/true);  // the file failed: bring all back, in order
+      return false;
+    }
+    const bool first = !q.spilled();
+    q.segments.push_back(Segment{offset, events.size(), events.front().time_ns});
+    spilled_ += events.size();
+    out_.spilled += events.size();
+    events = std::vector<HeapEvent>();
+    if (first) {
+      ++spilling_;
+      push_spill_head(t);  // read back when release_before() reaches it, not before
+    }
+    return true;
+  }
+
+  // Reads thread t's next events back from the file (all of them if `all`),
+  // behind those it holds in memory. Its spill head, if it had one, was
+  // taken off the heap. A thread holds no more of its events read back than
+  // its share, taken when it reads, of twice the budget less what memory holds.
+  void read_back(std::uint32_t t, bool all = false) {
+    Pending& q = pending_[t];
+    Segment& s = q.segments[q.segment_head];
+    // What is left of twice the budget, shared among the threads with
+    // events in the file.
+    const std::uint64_t room = 2 * budget_ - std::min(held_, 2 * budget_);
+    const std::uint64_t share = std::max(kMinReadBack, room / std::max<std::uint64_t>(spilling_, 1));
+    const std::uint64_t n = all ? s.count : std::min(s.count, share);
+    // One event more, when the segment goes on: its time is where the next
+    // step of release_before() stops.
+    read_buffer_.clear();
+    spill_.read(s.offset, n + (n < s.count ? 1 : 0), read_buffer_);
+    if (n < s.count) {
+      s.first_ns = read_buffer_.back().time_ns;
+      read_buffer_.pop_back();
+      s.offset += n;
+      s.count -= n;
+    } else if (++q.segment_head == q.segments.size()) {
+      q.segments = std::vector<Segment>();
+      q.segment_head = 0;
+      --spilling_;
+    }
+    spilled_ -= n;
+    held_ += n;
+    const bool was_empty = q.empty();
+    q.add(read_buffer_);
+    read_buffer_ = std::vector<HeapEvent>();  // add() may have taken its room; start afresh
+    if (was_empty) requeue(t);
+    if (q.spilled() && !all) push_spill_head(t);
+    out_.max_in_memory = std::max(out_.max_in_memory, held_);
+  }
+
+  void push_spill_head(std::uint32_t t) {
+    const Pending& q = pending_[t];
+    spill_heads_.push_back(Head{q.segments[q.segment_head].first_ns, t});
+    std::push_heap(spill_heads_.begin(), spill_heads_.end(), later);
+  }
+
+  // Hands on, in merged order, every event held in memory earlier than
+  // `bound`; none in the spill file is.
+  void release_in_memory(std::uint64_t bound) {
     ids_.clear();
     while (!heads_.empty() && heads_.front().time_ns < bound) {
       std::pop_heap(heads_.begin(), heads_.end(), later);
@@ -165,7 +259,13 @@ class Releaser {
     }
   }
 
- private:
+  // A run of a thread's events in the spill file, and the time of its first.
+  struct Segment {
+    std::uint64_t offset;  // in events
+    std::uint64_t count;
+    std::uint64_t first_ns;
+  };
+
   // A thread's held events, in order: what is left of `older` from `head`
   // on, then `newer`. In a one-thread dump a release keeps back only the few
   // events at the next frame's earliest time or later; appending the next
@@ -179,6 +279,11 @@ class Releaser {
     std::vector<HeapEvent> older;
     std::vector<HeapEvent> newer;
     std::size_t head = 0;  // into older
+    // Behind newer: the events in the spill file, from segment_head on.
+    std::vector<Segment> segments;
+    std::size_t segment_head = 0;
+
+    bool spilled() const { return segment_head < segments.size(); }
 
     std::size_t older_left() const { return older.size() - head; }
     // Newer holds events only while older does too.
@@ -303,8 +408,15 @@ class Releaser {
 
   OrderedEventSink& sink_;
   StreamedDump& out_;
+  const std::uint64_t budget_;
   std::vector<Pending> pending_;  // by thread index
-  std::vector<Head> heads_;       // one per thread in pending_ that holds events
+  std::vector<Head> heads_;       // one per thread in pending_ that holds events in memory
+  // One per thread with events in the spill file, by the time of the first.
+  std::vector<Head> spill_heads_;
+  EventSpill spill_;
+  std::vector<HeapEvent> read_buffer_;
+  std::uint64_t spilling_ = 0;  // threads with events in the file
+  std::uint64_t spilled_ = 0;   // events there
   // A release: the threads with events ready (ids_), how many each (ready_),
   // their ready events, and their merge.
   std::vector<std::uint32_t> ids_;
@@ -317,7 +429,7 @@ class Releaser {
   static constexpr std::size_t kMergeEvents = std::size_t{1} << 16;
   std::unordered_map<std::uint64_t, std::uint32_t> index_;
   std::size_t indexed_ = 0;  // dump.threads entries in index_
-  std::uint64_t held_ = 0;
+  std::uint64_t held_ = 0;   // events in memory
 };
 
 }  // namespace
@@ -344,7 +456,8 @@ Result<StreamedDump> stream_dump(reader::Dump dump, const LoadOptions& options, 
   for (std::size_t i = earliest.size(); i-- > 1;) bound[i - 1] = std::min(bound[i], earliest[i]);
 
   StreamedDump out;
-  Releaser releaser(sink, out);
+  Releaser releaser(sink, out, options.held_in_memory,
+                    options.spill_dir.empty() ? default_spill_directory() : options.spill_dir);
   const PageDropper pages(dump);
   const std::vector<reader::FrameInfo> frame_info = dump.index.frames;
   LoadOptions second = options;

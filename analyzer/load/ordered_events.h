@@ -67,10 +67,12 @@ class TaggedEventSink {
 };
 
 struct StreamedDump {
-  LoadedDump dump;                // metadata only: `streams` is empty
-  std::optional<Error> stopped;   // a frame that did not decode: the events before it were streamed
-  std::uint64_t events = 0;       // heap and mmap events handed to the sink
-  std::uint64_t max_pending = 0;  // the most events held back at once, waiting for their turn
+  LoadedDump dump;                  // metadata only: `streams` is empty
+  std::optional<Error> stopped;     // a frame that did not decode: the events before it were streamed
+  std::uint64_t events = 0;         // heap and mmap events handed to the sink
+  std::uint64_t max_pending = 0;    // the most events held back at once, waiting for their turn
+  std::uint64_t max_in_memory = 0;  // the most of them in memory at once (LoadOptions::held_in_memory)
+  std::uint64_t spilled = 0;        // events that waited in the spill file
 };
 
 // Two passes over the frames. The first finds each frame's earliest event

@@ -49,10 +49,11 @@ StackTable StackTable::tree() const {
 }
 
 void StackTable::seal() {
-  node_index_ = {};
-  address_index_ = {};
-  last_path_ = {};
-  last_ips_ = {};
+  // New empty vectors, not `= {}`: that assigns an empty list and keeps the room.
+  node_index_ = std::vector<std::uint32_t>();
+  address_index_ = std::vector<std::uint32_t>();
+  last_path_ = std::vector<Node>();
+  last_ips_ = std::vector<std::uint64_t>();
   nodes_.shrink_to_fit();
   addresses_.shrink_to_fit();
   dense_.shrink_to_fit();

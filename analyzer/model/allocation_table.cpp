@@ -304,7 +304,7 @@ AllocationTable AllocationTableBuilder::finish() {
   for (std::size_t b = 0; b < block_live_.size(); ++b) {
     if (block_live_[b] != 0) t.skip_max_free_[b] = kNeverFreed;
   }
-  block_live_ = {};
+  block_live_ = std::vector<std::uint16_t>();  // not `= {}`, which keeps the room
   t.realloc_by_from_.reserve(t.realloc_by_to_.size());
   for (const auto& [to, from] : t.realloc_by_to_) t.realloc_by_from_.emplace_back(from, to);
   std::sort(t.realloc_by_from_.begin(), t.realloc_by_from_.end());

@@ -37,13 +37,7 @@ void warn(std::string message) {
 // An unlinked file in the directory, or -1 (warned).
 int open_spill_file() {
   if (g_directory_failed) return -1;
-  int fd = open(g_directory.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
-    // A file system without O_TMPFILE: a named file, unlinked at once.
-    std::string name = g_directory + "/memrec-table-XXXXXX";
-    fd = mkostemp(name.data(), O_CLOEXEC);
-    if (fd >= 0) unlink(name.c_str());
-  }
+  const int fd = open_unlinked_file(g_directory);
   if (fd < 0) {
     g_directory_failed = true;
     warn("cannot keep allocation tables in " + g_directory + " (" + std::strerror(errno) +
@@ -62,6 +56,17 @@ void* map_anonymous(std::size_t bytes) {
 }
 
 }  // namespace
+
+int open_unlinked_file(const std::string& dir) {
+  int fd = open(dir.c_str(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+  if (fd < 0 && (errno == EOPNOTSUPP || errno == EISDIR || errno == EINVAL)) {
+    // A file system without O_TMPFILE: a named file, unlinked at once.
+    std::string name = dir + "/memrec-spill-XXXXXX";
+    fd = mkostemp(name.data(), O_CLOEXEC);
+    if (fd >= 0) unlink(name.c_str());
+  }
+  return fd;
+}
 
 SpillBuffer::SpillBuffer(SpillBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),

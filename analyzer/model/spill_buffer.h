@@ -59,6 +59,10 @@ class SpillBuffer {
   int fd_ = -1;
 };
 
+// An unlinked read/write file in `dir` (O_TMPFILE; else a named file,
+// unlinked at once), or -1 with errno set.
+int open_unlinked_file(const std::string& dir);
+
 // Where buffers created from now on put their files; "" (the default) keeps
 // them in memory. Not thread-safe: set it before loading.
 void set_spill_directory(std::string dir);

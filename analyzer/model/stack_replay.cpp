@@ -228,8 +228,9 @@ void StackReplay::finish() {
     totals_.histograms.unfreed_bytes += block.size;
   });
   live_ = AddressMap();
-  live_bytes_ = {};
-  stamp_ = {};
+  // New empty vectors, not `= {}`: that assigns an empty list and keeps the room.
+  live_bytes_ = std::vector<std::uint64_t>();
+  stamp_ = std::vector<std::uint32_t>();
 }
 
 }  // namespace memrec::analyzer

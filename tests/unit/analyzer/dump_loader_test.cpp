@@ -204,20 +204,74 @@ TEST_SUITE("analyzer/dump_loader") {
       while (const HeapEvent* e = merger.next(&stream)) {
         expected.push_back({e->time_ns, e->addr, static_cast<std::uint32_t>(stream)});
       }
-      struct Sink final : OrderedEventSink {
-        std::vector<Seen> seen;
-        void on_event(const HeapEvent& e, std::uint32_t thread) override {
-          seen.push_back({e.time_ns, e.addr, thread});
-        }
-      } sink;
-      auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "threads.dat"));
-      REQUIRE(dump.ok());
-      const auto streamed = stream_dump(std::move(*dump), LoadOptions{1}, sink);
-      REQUIRE(streamed.ok());
-      REQUIRE(b.frame_offsets().size() > 15);
-      REQUIRE(sink.seen.size() == expected.size());
-      CHECK(sink.seen == expected);
+      // Held in memory, and with all but 4 held events in the spill file.
+      for (const std::uint64_t held_in_memory : {LoadOptions{}.held_in_memory, std::uint64_t{4}}) {
+        CAPTURE(held_in_memory);
+        struct Sink final : OrderedEventSink {
+          std::vector<Seen> seen;
+          void on_event(const HeapEvent& e, std::uint32_t thread) override {
+            seen.push_back({e.time_ns, e.addr, thread});
+          }
+        } sink;
+        auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "threads.dat"));
+        REQUIRE(dump.ok());
+        LoadOptions options{1};
+        options.held_in_memory = held_in_memory;
+        options.spill_dir = std::filesystem::temp_directory_path();
+        const auto streamed = stream_dump(std::move(*dump), options, sink);
+        REQUIRE(streamed.ok());
+        REQUIRE(b.frame_offsets().size() > 15);
+        REQUIRE(sink.seen.size() == expected.size());
+        CHECK(sink.seen == expected);
+        if (held_in_memory == 4 && threads == kMaxThreads) CHECK(streamed->spilled > 0);
+      }
     }
+  }
+
+  TEST_CASE("events held back past the memory budget wait in a file, and memory holds the budget, not the dump") {
+    // given 40 threads of 500 events each, interleaved in time (thread t's
+    // i-th at kT0 + 1 + 40 i + t), written thread after thread in frames of
+    // 100: each frame waits for the next thread's first event, so nearly the
+    // whole dump is held back at the end, as when the recorder drained
+    // thousands of threads long after they allocated
+    constexpr std::uint64_t kThreads = 40;
+    constexpr std::uint64_t kEach = 500;
+    DumpBuilder b;
+    for (std::uint64_t t = 0; t < kThreads; ++t) {
+      for (std::uint64_t from = 0; from < kEach; from += 100) {
+        b.frame([&](format::RecordEncoder& e) {
+          e.thread(100 + t);
+          for (std::uint64_t i = from; i < from + 100; ++i) {
+            e.alloc(AllocFn::kMalloc, kT0 + 1 + kThreads * i + t, 0x100000 * (t + 1) + 16 * i, 16, 1);
+          }
+        });
+      }
+    }
+    struct Sink final : OrderedEventSink {
+      std::vector<std::uint64_t> times;
+      std::uint64_t out_of_order = 0;
+      void on_event(const HeapEvent& e, std::uint32_t) override {
+        if (!times.empty() && e.time_ns <= times.back()) ++out_of_order;
+        times.push_back(e.time_ns);
+      }
+    } sink;
+    auto dump = reader::open_dump(reader::MappedFile::from_bytes(b.bytes(), "crowd.dat"));
+    REQUIRE(dump.ok());
+    // when it streams with room for 1000 events in memory
+    LoadOptions options{1};
+    options.held_in_memory = 1000;
+    options.spill_dir = std::filesystem::temp_directory_path();
+    const auto streamed = stream_dump(std::move(*dump), options, sink);
+    REQUIRE(streamed.ok());
+    // then every event comes out once, in time order (no two share a time)
+    CHECK(sink.times.size() == kThreads * kEach);
+    CHECK(sink.out_of_order == 0);
+    CHECK(streamed->max_pending >= (kThreads - 1) * kEach);
+    // and memory held up to twice the budget (the events read back take the
+    // second half), a frame and the least read-back of each thread at most
+    // beyond it, while the file held the rest
+    CHECK(streamed->max_in_memory <= 2 * 1000 + 100 + 16 * kThreads);
+    CHECK(streamed->spilled >= (kThreads - 2) * kEach);
   }
 
   TEST_CASE("the decoding threads run at the helpers' nice value, the loading thread at its own") {

@@ -1,0 +1,45 @@
+// Held-back events that do not fit the load's memory budget, kept in an
+// unlinked file instead (load/ordered_events.cpp). The merge holds back every
+// event later than the earliest event some later frame holds; when the
+// recorder drained thousands of threads behind their allocations, that was
+// most of the dump (docs/design/thread_memory.md).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/heap_event.h"
+
+namespace memrec::analyzer {
+
+class EventSpill {
+ public:
+  // The file goes into `dir` ($TMPDIR, else /var/tmp: model/spill_buffer.h),
+  // made on the first append.
+  explicit EventSpill(std::string dir) : dir_(std::move(dir)) {}
+  ~EventSpill();
+  EventSpill(const EventSpill&) = delete;
+  EventSpill& operator=(const EventSpill&) = delete;
+
+  // Appends `events` and sets `offset` (counted in events) to where they
+  // start. False when the file cannot be made or written (the disk is full):
+  // the caller keeps the events in memory, and later appends fail too.
+  bool append(std::span<const HeapEvent> events, std::uint64_t& offset);
+  // Appends `count` events from `offset` to `out`. Throws std::runtime_error
+  // if the file cannot be read back, which only a failing disk does.
+  void read(std::uint64_t offset, std::size_t count, std::vector<HeapEvent>& out) const;
+
+  std::uint64_t written() const { return written_; }
+
+ private:
+  std::string dir_;
+  int fd_ = -1;
+  bool failed_ = false;
+  std::uint64_t written_ = 0;  // events
+};
+
+}  // namespace memrec::analyzer
