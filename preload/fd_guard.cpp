@@ -17,6 +17,8 @@ namespace {
 constexpr int kSlots = 8;
 // -1: free. Stored before the descriptor is used, cleared after it is closed.
 constinit std::atomic<int> g_fds[kSlots] = {-1, -1, -1, -1, -1, -1, -1, -1};
+// Per slot: the descriptor is still in use in a fork child (libunwind's pipe).
+constinit std::atomic<bool> g_survives_fork[kSlots] = {};
 
 int raw_close(int fd) { return static_cast<int>(syscall(SYS_close, fd)); }
 
@@ -59,10 +61,13 @@ int borrow_program_stderr() {
   return static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY));
 }
 
-bool own(int fd) {
-  for (auto& slot : g_fds) {
+bool own(int fd, bool survives_fork) {
+  for (int i = 0; i < kSlots; ++i) {
     int expected = -1;
-    if (slot.compare_exchange_strong(expected, fd)) return true;
+    if (g_fds[i].compare_exchange_strong(expected, fd)) {
+      g_survives_fork[i].store(survives_fork);
+      return true;
+    }
   }
   return false;
 }
@@ -135,8 +140,13 @@ bool is_guarded(int fd) {
 }
 
 void close_guarded_after_fork() {
-  for (auto& slot : g_fds) {
-    const int fd = slot.exchange(-1);
+  for (int i = 0; i < kSlots; ++i) {
+    // libunwind keeps its pipe's numbers in the child and reopens the pipe,
+    // closing both numbers first, when a read from them fails: closed here,
+    // they would be the program's next descriptors (a postgres child's epoll
+    // descriptor), which libunwind would then close. Still guarded, they stay its own.
+    if (g_survives_fork[i].load()) continue;
+    const int fd = g_fds[i].exchange(-1);
     if (fd >= 0) raw_close(fd);
   }
 }

@@ -29,12 +29,14 @@ int borrow_program_stderr();
 int guarded_open(const char* path, int flags, int mode, bool high);
 void guarded_close(int fd);
 bool is_guarded(int fd);
-// Registers or forgets a descriptor opened elsewhere (libunwind's pipe).
-bool own(int fd);
+// Registers or forgets a descriptor opened elsewhere (libunwind's pipe, which
+// `survives_fork`: a fork child keeps it guarded instead of closing it).
+bool own(int fd, bool survives_fork = false);
 void disown(int fd);
 // The lowest registered descriptor in [first, last], or -1.
 long lowest_guarded_in(unsigned int first, unsigned int last);
-// Fork child: the parent's descriptors are copies; forget and close them.
+// Fork child: the parent's descriptors are copies; forget and close them,
+// but those that survive fork.
 void close_guarded_after_fork();
 
 }  // namespace memrec::preload

@@ -32,8 +32,8 @@ MEMREC_EXPORT int close(int fd) {
 MEMREC_EXPORT int pipe2(int fds[2], int flags) {
   const int r = static_cast<int>(syscall(SYS_pipe2, fds, flags));
   if (r == 0 && memrec::preload::in_unwinder(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)))) {
-    memrec::preload::own(fds[0]);
-    memrec::preload::own(fds[1]);
+    memrec::preload::own(fds[0], /*survives_fork=*/true);
+    memrec::preload::own(fds[1], /*survives_fork=*/true);
   }
   return r;
 }
@@ -41,8 +41,8 @@ MEMREC_EXPORT int pipe2(int fds[2], int flags) {
 MEMREC_EXPORT int pipe(int fds[2]) {
   const int r = static_cast<int>(syscall(SYS_pipe2, fds, 0));
   if (r == 0 && memrec::preload::in_unwinder(reinterpret_cast<std::uintptr_t>(__builtin_return_address(0)))) {
-    memrec::preload::own(fds[0]);
-    memrec::preload::own(fds[1]);
+    memrec::preload::own(fds[0], /*survives_fork=*/true);
+    memrec::preload::own(fds[1], /*survives_fork=*/true);
   }
   return r;
 }
