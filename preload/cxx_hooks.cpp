@@ -156,7 +156,7 @@ void probe(Op new_op, Op delete_op, bool classify_new, Make make, Release releas
   if (HookScope::active()) return;
   if (!early_init_done()) early_init();
   {
-    HookScope internal(HookDepth::kInternal);  // dlsym's allocations are ours
+    HookScope internal(HookDepth::kLibdl);  // dlsym's allocations are ours, its frees maybe not
     for (unsigned op = 0; op < kOpCount; ++op) g_next[op].store(find_next(kSymbols[op]), std::memory_order_relaxed);
   }
   HookScope probing(HookDepth::kProbe);

@@ -40,7 +40,7 @@ inline constexpr std::uintptr_t kMaxForwardDepthBytes = 64 * 1024;
 [[gnu::always_inline]] inline void on_alloc(format::AllocFn fn, const void* p, std::size_t size) {
   if (p == nullptr) return;
   if (HookScope::active()) [[unlikely]] {
-    count_miss(recording_allocs());
+    note_nested_alloc(p);
     return;
   }
   const StackStart from = take_stack_start(stack_here());
@@ -54,7 +54,7 @@ inline constexpr std::uintptr_t kMaxForwardDepthBytes = 64 * 1024;
 // from malloc, and that allocation must sort after this free.
 inline void on_free(const void* p) {
   if (HookScope::active()) [[unlikely]] {
-    count_miss(recording_frees());
+    record_nested_free(p);
     return;
   }
   if (!recording_frees()) return;

@@ -202,7 +202,7 @@ namespace {
   using Freeres = void (*)();
   Freeres freeres = nullptr;
   {
-    HookScope scope(HookDepth::kInternal);  // dlsym's own allocations are ours
+    HookScope scope(HookDepth::kLibdl);  // dlsym's own allocations are ours, its frees maybe not
     freeres = reinterpret_cast<Freeres>(dlsym(RTLD_DEFAULT, "_ZN9__gnu_cxx9__freeresEv"));
   }
   if (freeres != nullptr) freeres();

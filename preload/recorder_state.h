@@ -44,5 +44,11 @@ inline std::uint64_t counter(format::Counter c) {
 // `recording`, or notes the hit of a probe (HookDepth::kProbe) whatever the
 // state, since operator new is tried before recording may start.
 [[gnu::cold, gnu::noinline]] void count_miss(bool recording = true);
+// An allocation reached inside one of our scopes: remembered under
+// HookDepth::kLibdl, else count_miss().
+[[gnu::cold, gnu::noinline]] void note_nested_alloc(const void* p);
+// A free reached inside one of our scopes: under HookDepth::kLibdl recorded,
+// unless note_nested_alloc() remembered the block; else count_miss().
+[[gnu::cold, gnu::noinline]] void record_nested_free(const void* p);
 
 }  // namespace memrec::preload

@@ -14,6 +14,7 @@ enum class HookDepth : std::uint8_t {
   kHook = 1,      // inside one of our hooks: a nested program allocation is a miss
   kInternal = 2,  // our own work (init, the writer thread): nested calls are ours, not misses
   kProbe = 3,     // trying the program's operator new and delete (cxx_hooks.cpp): a nested call sets probe_hit
+  kLibdl = 4,     // our own dlsym or dlopen: nested allocations are ours, a nested free may be the program's
 };
 
 struct ThreadState {
@@ -31,6 +32,10 @@ struct ThreadState {
   std::uintptr_t forward_bp;
   std::uintptr_t forward_ra_at;
   std::uintptr_t forward_ra;
+  // Blocks our own dlsym or dlopen allocated (HookDepth::kLibdl): glibc keeps
+  // a failed call's message until the thread's next dl call, and its free
+  // there is ours, not the program's. 0: an empty slot.
+  std::uintptr_t libdl_blocks[4];
 };
 
 extern __thread ThreadState t_thread __attribute__((tls_model("initial-exec")));

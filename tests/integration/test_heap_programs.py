@@ -5,6 +5,7 @@ import subprocess
 
 import pytest
 
+import memrec_support as support
 from memrec_support import assert_consistent, assert_leaks, innermost_test_function
 
 
@@ -250,3 +251,17 @@ def test_allocations_before_the_recorders_constructor_are_recorded(build, record
                                     "early_alloc: constructor block allocated\n")
     # then both leaks are there, the early one named in its library
     assert_leaks(leaks_by_function(dump), {"early_ctor_leak": (1, 1357), "late_leak": (1, 2468)})
+
+
+def test_a_dlerror_message_pending_at_the_first_new_is_freed_in_the_dump(build, record, run_plain, only_dump,
+                                                                         leaks_by_function):
+    # given dlerror_pending, whose failed dlsym leaves glibc's dlerror message
+    # pending at its first operator new, where the preload's own dlsym makes
+    # glibc free it (mariadbd's start), and which then reuses those sizes
+    run, dump = recorded_as_without(build, record, run_plain, only_dump, "dlerror_pending", "42\n")
+    # then the message and its holder are freed in the dump as in the
+    # program: nothing of the lookup stays live, no block is replaced, no free is unknown
+    rep = support.only_process(support.report(build, *run.dats))
+    assert (rep["replaced_blocks"], rep["unmatched_frees"]) == (0, 0)
+    # (main's printf leaves stdout's buffer, which stdio keeps)
+    assert_leaks(leaks_by_function(dump), {"leak_one": (1, 4)}, ignore=("main",))

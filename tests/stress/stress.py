@@ -17,6 +17,9 @@ with `memrec info --json`, and prints one summary table.
             --real-scale times the integration tests' sizes (stress_real.py)
   faults    a full disk, `ulimit -f` and a deleted dump, --fault-repeats
             times each at random sizes and moments (stress_real.py)
+  servers   tests/integration/test_postgres.py and test_nginx.py (pytest)
+            at --server-scale times their sizes: pgbench with N x 4 clients of
+            N x 100 transactions, N nginx reloads with N x 150 requests each
 
 Every process runs in a session of its own with a timeout; a hang fails its
 scenario. Exits 1 if any scenario (or the fuzz run passed in by scripts/stress)
@@ -317,6 +320,19 @@ def guarded(scenario: str, fn, *args) -> Row:
     return row
 
 
+def servers(build: Path, scale: int) -> Row:
+    """The service tests themselves, at `scale` times their sizes (they read
+    MEMREC_SERVER_SCALE): the same assertions, on longer runs."""
+    tests = Path(__file__).resolve().parents[1] / "integration"
+    env = clean_env({"MEMREC_BUILD_DIR": str(build), "MEMREC_SERVER_SCALE": str(scale),
+                     "MEMREC_TEST_TIMEOUT": str(TIMEOUT_S)})
+    argv = ["/usr/bin/python3", "-m", "pytest", "-q", "-p", "no:cacheprovider", str(tests / "test_postgres.py"),
+            str(tests / "test_nginx.py")]
+    run = finish(start(argv, env, cwd=tests), timeout=4 * TIMEOUT_S)
+    summary = run.stdout.strip().splitlines()[-1] if run.stdout.strip() else run.stderr.strip()[:200]
+    return Row(f"servers x{scale}", "pytest", run.returncode == 0, summary)
+
+
 def print_table(rows: list[Row]) -> None:
     headers = ("scenario", "runs", "result", "time", "details")
     cells = [(r.scenario, r.runs, "ok" if r.ok else "FAILED", f"{r.seconds:.0f} s", r.details) for r in rows]
@@ -337,6 +353,8 @@ def main() -> int:
     parser.add_argument("--blocks", type=int, default=20000)
     parser.add_argument("--forks", type=int, default=200)
     parser.add_argument("--real-scale", type=int, default=5, help="real programs at N x the test sizes (0: skip)")
+    parser.add_argument("--server-scale", type=int, default=5,
+                        help="postgres and nginx at N x the test sizes (0: skip)")
     parser.add_argument("--fault-repeats", type=int, default=10, help="runs of each fault case (0: skip)")
     parser.add_argument("--seed", type=int, default=None, help="for the kill moments and fault sizes (default: random)")
     parser.add_argument("--corpus", type=Path, help="inputs to read with memrec (scripts/fuzz's corpus)")
@@ -364,6 +382,8 @@ def main() -> int:
             for name in ("python", "perl", "sqlite", "git", "gxx", "pipeline", "redis"):
                 rows.append(guarded(f"real: {name} x{args.real_scale}", as_row, f"real: {name} x{args.real_scale}",
                                     getattr(real, name)))
+        if args.server_scale > 0:
+            rows.append(guarded(f"servers x{args.server_scale}", servers, args.build.resolve(), args.server_scale))
         if args.fault_repeats > 0:
             faults = Faults(stress, args.fault_repeats, random.Random(seed))
             for name, fn in (("full disk", faults.full_disk), ("ulimit -f", faults.file_limit),
