@@ -6,7 +6,7 @@
 #include <dlfcn.h>
 #include <link.h>
 #include <atomic>
-#include <string_view>
+#include <cstring>
 
 #include "log.h"
 
@@ -15,10 +15,11 @@ namespace {
 
 std::atomic<std::uint64_t> g_foreign{0};
 
-std::string_view base_name(const char* path) {
-  const std::string_view p(path);
-  const std::size_t slash = p.rfind('/');
-  return slash == std::string_view::npos ? p : p.substr(slash + 1);
+// strrchr, not string_view::substr, whose range check would import
+// libstdc++'s throw.
+const char* base_name(const char* path) {
+  const char* slash = std::strrchr(path, '/');
+  return slash == nullptr ? path : slash + 1;
 }
 
 }  // namespace
