@@ -17,6 +17,7 @@
 #include "clock.h"
 #include "fd_guard.h"
 #include "log.h"
+#include "malloc_owner.h"
 #include "module_registry.h"
 #include "options.h"
 #include "order_stamp.h"
@@ -25,6 +26,7 @@
 #include "stack_table.h"
 #include "thread_buffer.h"
 #include "thread_state.h"
+#include "toggle_signal.h"
 #include "unwind.h"
 #include "writer.h"
 
@@ -39,21 +41,6 @@ std::atomic<int> g_early{0};  // 0 not started, 1 running, 2 done
 bool this_process_records() {
   return g_state.load(std::memory_order_relaxed) == RecorderState::kRecording &&
          static_cast<std::uint64_t>(getpid()) == recorded_pid();
-}
-
-void on_toggle_signal(int) {
-  const int saved = errno;
-  const bool on = !g_enabled.load(std::memory_order_relaxed);
-  g_enabled.store(on, std::memory_order_relaxed);
-  note_recording_toggle(on, now_ns());
-  errno = saved;
-}
-
-// True while `handler` is the disposition of `sig` (async-signal-safe:
-// sigaction is on signal-safety(7)'s list).
-bool installed(int sig, void (*handler)(int)) {
-  struct sigaction now {};
-  return sigaction(sig, nullptr, &now) == 0 && (now.sa_flags & SA_SIGINFO) == 0 && now.sa_handler == handler;
 }
 
 // A default-fatal signal. Two ways to get here (docs/design/signals_and_exec.md):
@@ -73,7 +60,7 @@ bool installed(int sig, void (*handler)(int)) {
 // which the x86-64 and AArch64 calling conventions let a one-argument
 // function ignore.
 void on_fatal_signal(int sig) {
-  if (!installed(sig, on_fatal_signal)) return;  // sigaction() that succeeds leaves errno alone
+  if (!handler_installed(sig, on_fatal_signal)) return;  // sigaction() that succeeds leaves errno alone
   if (this_process_records()) writer_finish(kSignalFlushTimeoutNs);
   struct sigaction dfl {};
   dfl.sa_handler = SIG_DFL;
@@ -184,6 +171,7 @@ namespace {
   early_init();
   HookScope scope(HookDepth::kInternal);
   if (g_state.load() != RecorderState::kEarly) return;
+  check_malloc_owner();
   if (!g_options.follow_exec) drop_preload_from_environment();
   if (g_options.toggle_signal != 0) install_if_default(g_options.toggle_signal, on_toggle_signal);
   for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {

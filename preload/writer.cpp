@@ -27,6 +27,7 @@
 #include "decimal.h"
 #include "fd_guard.h"
 #include "log.h"
+#include "malloc_owner.h"
 #include "memrec/format/column_encoder.h"
 #include "memrec/format/file_header.h"
 #include "memrec/format/record_encoder.h"
@@ -39,6 +40,7 @@
 #include "stack_table.h"
 #include "thread_buffer.h"
 #include "thread_state.h"
+#include "toggle_signal.h"
 
 namespace memrec::preload {
 namespace {
@@ -306,7 +308,8 @@ bool append_to_file(const std::byte* data, std::size_t size) {
 
 void put_counters() {
   using format::Counter;
-  const format::CounterValue values[] = {
+  watch_toggle_signal(now_ns(), /*force=*/true);
+  format::CounterValue values[] = {
       {Counter::kEvents, g_w.events},
       {Counter::kMissedReentrant, counter(Counter::kMissedReentrant)},
       {Counter::kMissedNoBuffer, counter(Counter::kMissedNoBuffer)},
@@ -322,8 +325,16 @@ void put_counters() {
       {Counter::kBytesWritten, g_w.bytes_written},
       {Counter::kThreads, counter(Counter::kThreads)},
       {Counter::kUnwindFailed, counter(Counter::kUnwindFailed)},
+      {Counter::kForeignMalloc, foreign_malloc()},
+      {Counter::kToggleTakenNs, toggle_taken_ns()},
+      {Counter::kToggleChained, toggle_chained()},
   };
-  g_w.enc->record([&](format::RecordEncoder& enc) { return enc.counters(values); });
+  // The facts after the counts go in only once set: most dumps have none.
+  std::size_t n = static_cast<std::size_t>(Counter::kUnwindFailed);
+  for (std::size_t i = n; i < std::size(values); ++i) {
+    if (values[i].value != 0) values[n++] = values[i];
+  }
+  g_w.enc->record([&](format::RecordEncoder& enc) { return enc.counters(std::span(values, n)); });
 }
 
 // A frame is compressed a chunk at a time, between drains: compressed whole,
@@ -725,6 +736,7 @@ void cycle() {
   write_toggles();
   write_exec_failure();
   const std::uint64_t now = now_ns();
+  watch_toggle_signal(now);
   const bool poll = now - g_w.last_names_ns >= kNamePollNs;
   if (poll) g_w.last_names_ns = now;
   g_w.busy = false;

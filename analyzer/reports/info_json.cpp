@@ -2,6 +2,7 @@
 // these names; numbers (addresses too) are JSON integers, absent values null.
 #include <fmt/format.h>
 
+#include "reports/dump_notes.h"
 #include "reports/info_report.h"
 
 namespace memrec::analyzer {
@@ -117,6 +118,7 @@ json info_json(const InfoReport& r) {
       {"ended_by_exec", d.facts.ended_by_exec()},
       {"exec_path", d.facts.ended_by_exec() ? json(*d.facts.exec_path) : json(nullptr)},
       {"truncated_at", optional_number(d.facts.truncated_at)},
+      {"notes", dump_notes_json(dump_notes(d))},
       {"header", header_json(d.header)},
       {"duration_ns", r.duration_ns},
       {"counts", counts_json(d)},

@@ -109,8 +109,11 @@ std::string counter_name(std::uint64_t key) {
       "bytes_written",
       "threads",
       "unwind_failed",
+      "foreign_malloc",
+      "toggle_taken_ns",
+      "toggle_chained",
   };
-  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kUnwindFailed) + 1);
+  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kToggleChained) + 1);
   if (key < std::size(kNames) && kNames[key] != nullptr) return kNames[key];
   return "unknown_" + std::to_string(key);
 }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "reports/dump_notes.h"
 #include "reports/info_report.h"
 
 namespace memrec::analyzer {
@@ -75,6 +76,7 @@ void write_header(std::string& out, const InfoReport& r) {
     out += d.facts.clean_end ? "  end       clean\n"
                              : "  end       no End record: the process stopped without a clean exit\n";
   }
+  for (const DumpNote& n : dump_notes(d)) fmt::format_to(std::back_inserter(out), "  note      {}\n", n.message);
   if (!h.options.empty()) {
     out += "  options  ";
     for (const auto& [key, value] : h.options) fmt::format_to(std::back_inserter(out), " {}={}", key, value);

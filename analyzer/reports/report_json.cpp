@@ -6,6 +6,7 @@
 // listed each site once per ranking, every frame in full).
 #include "reports/report_output.h"
 
+#include "reports/dump_notes.h"
 #include "reports/first_use_numbering.h"
 #include "reports/json_writer.h"
 #include "reports/site_label.h"
@@ -66,6 +67,7 @@ json loss_json(const HeapReport& r) {
           {"truncated_at", optional_number(f.truncated_at)},
           {"lost_bytes", optional_number(lost)},
           {"error", r.stopped ? json(r.stopped->message) : json(nullptr)},
+          {"notes", dump_notes_json(dump_notes(r.dump))},
           {"frames", f.frames},
           {"events", r.events},
           {"max_pending_events", r.max_pending_events},

@@ -2,6 +2,7 @@
 // ranking's top sites with their frames, innermost first.
 #include <fmt/format.h>
 
+#include "reports/dump_notes.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
 
@@ -160,6 +161,7 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
   } else if (!f.clean_end) {
     out += fmt::format("{}dump: no End record (the program was killed); every frame was read\n", pad);
   }
+  for (const DumpNote& n : dump_notes(r.dump)) out += fmt::format("{}note: {}\n", pad, n.message);
   if (r.window.from_ns != 0 || r.window.to_ns) {
     out += fmt::format("{}window: {} to {}\n", pad, seconds(r.window.from_ns),
                        r.window.to_ns ? seconds(*r.window.to_ns) : std::string("the end"));

@@ -2,10 +2,12 @@
 // or whose recorder lost events or cut stacks: leak_three (complete: no card),
 // deep_stack (complete, one stack cut at the max depth), leak_three's dump cut
 // by hand at a frame boundary (no End record) and inside a frame (cut at a
-// known byte), and sigkill_loop killed with SIGKILL while it allocates.
+// known byte), sigkill_loop killed with SIGKILL while it allocates, and toggle,
+// which takes SIGUSR1 over, recorded with recording started off (complete,
+// frees only, and a note that says why).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -67,8 +69,20 @@ async function recordKilled(dir) {
   return join(dir, `sigkill_loop.${proc.pid}.dat`);
 }
 
+// toggle with its own SIGUSR1 handler, under the preload with recording
+// started off: the toggle never reaches the recorder; returns its dump.
+function recordStayedOff(dir) {
+  const run = spawnSync(program('toggle'), ['10', 'own-handler'], {
+    cwd: dir,
+    env: { ...process.env, LD_PRELOAD: preload, MEMREC_OUTPUT: join(dir, 'toggle.%p.dat'), MEMREC_START_DISABLED: '1' },
+    encoding: 'utf8',
+  });
+  assert.equal(run.status, 0, run.stderr);
+  return join(dir, `toggle.${run.pid}.dat`);
+}
+
 before(async () => {
-  requireFiles(preload, program('leak_three'), program('deep_stack'), program('sigkill_loop'));
+  requireFiles(preload, program('leak_three'), program('deep_stack'), program('sigkill_loop'), program('toggle'));
   const dir = scratch();
   const [leak] = record(dir, 'leak_three', [program('leak_three')]);
   const [deep] = record(dir, 'deep_stack', [program('deep_stack')]);
@@ -81,7 +95,7 @@ before(async () => {
   const insideFrame = join(dir, 'leak_three-inside-frame.dat');
   writeFileSync(atBoundary, bytes.subarray(0, boundary));
   writeFileSync(insideFrame, bytes.subarray(0, boundary + 20));
-  files = [leak, deep, atBoundary, insideFrame, await recordKilled(dir)];
+  files = [leak, deep, atBoundary, insideFrame, await recordKilled(dir), recordStayedOff(dir)];
   view = await openView(files);
   ({ baseUrl, page } = view);
 });
@@ -125,15 +139,20 @@ test('a dump of a process killed by SIGKILL is incomplete, and the card says why
   await page.screenshot({ path: join(images, 'view-recorder-card.png'), fullPage: true });
 });
 
+test('a dump whose program took the toggle signal over says recording stayed off', async () => {
+  assert.deepEqual(await recorderCard(5), ['complete',
+    'recording stayed off: the program took over SIGUSR1; use MEMREC_SIGNAL to pick a signal it leaves alone']);
+});
+
 test('the dump list tags exactly the cut dumps as incomplete', async () => {
   const { dumps } = await getJson(baseUrl, '/api/dumps');
-  assert.deepEqual(dumps.map((d) => d.incomplete), [false, false, true, true, true]);
+  assert.deepEqual(dumps.map((d) => d.incomplete), [false, false, true, true, true, false]);
   await page.goto(`${baseUrl}/#/dumps`);
   await rendered(page);
   const table = page.getByRole('table', { name: 'Dumps' });
   for (const [id, file] of files.entries()) {
     const tags = await table.locator('tbody tr').filter({ has: page.locator(`.cmdline[title="${file}"]`) })
       .locator('.tag.warn').allTextContents();
-    assert.deepEqual(tags, id >= 2 ? ['incomplete'] : [], file);
+    assert.deepEqual(tags, id >= 2 && id <= 4 ? ['incomplete'] : [], file);
   }
 });

@@ -5,7 +5,8 @@
 // In phase on1 it also allocates blocks that it frees (free_kept) or reallocs
 // (move_realloced) in phase off1: alloc_kept 2001, alloc_realloced 2002 ->
 // 3002 leaked; while recording is paused neither may show as a leak. With
-// `own-handler` the program handles the signal itself.
+// `own-handler` the program handles the signal itself; with `chain-handler`
+// it also calls the handler it replaced, as signal-hook-registry does.
 #include <signal.h>
 #include <string.h>
 #include <unistd.h>
@@ -13,10 +14,16 @@
 #include "common.h"
 
 static volatile sig_atomic_t g_handled;
+static struct sigaction g_previous;
 
 static void own_handler(int signo) {
   (void)signo;
   ++g_handled;
+}
+
+static void chain_handler(int signo) {
+  ++g_handled;
+  if (g_previous.sa_handler != SIG_DFL && g_previous.sa_handler != SIG_IGN) g_previous.sa_handler(signo);
 }
 
 NOINLINE static void leak_on1(void) { keep(malloc(1001)); }
@@ -37,12 +44,13 @@ static void toggle(int signo) {
 int main(int argc, char** argv) {
   setup_stdout();
   const int signo = argc > 1 ? atoi(argv[1]) : SIGUSR1;
-  if (argc > 2 && strcmp(argv[2], "own-handler") == 0) {
+  const int chain = argc > 2 && strcmp(argv[2], "chain-handler") == 0;
+  if (chain || (argc > 2 && strcmp(argv[2], "own-handler") == 0)) {
     struct sigaction action;
     memset(&action, 0, sizeof action);
-    action.sa_handler = own_handler;
+    action.sa_handler = chain ? chain_handler : own_handler;
     sigemptyset(&action.sa_mask);
-    if (sigaction(signo, &action, NULL) != 0) die("sigaction");
+    if (sigaction(signo, &action, &g_previous) != 0) die("sigaction");
   }
 
   leak_on1();

@@ -25,8 +25,10 @@ const LOSS_COUNTERS = ['missed_reentrant', 'missed_no_buffer', 'missed_stopped',
 
 function recorderCard(s) {
   const lost = Object.entries(s.counters || {}).filter(([name, v]) => LOSS_COUNTERS.includes(name) && v > 0);
-  if (s.dump.complete && lost.length === 0) return null;
-  const why = [];
+  // Why the dump holds less than the program did (docs/analyzer.md, "Dump notes").
+  const notes = s.dump.notes || [];
+  if (s.dump.complete && lost.length === 0 && notes.length === 0) return null;
+  const why = notes.map((n) => n.message);
   if (s.dump.truncated_at !== null) why.push(`cut at byte ${integer(s.dump.truncated_at)}, ${integer(s.dump.lost_bytes)} bytes lost`);
   if (s.dump.error) why.push(s.dump.error);
   if (!s.dump.clean_end && !s.dump.ended_by_exec && s.dump.truncated_at === null) why.push('no clean end record');

@@ -211,6 +211,8 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(counter_name(14) == "threads");
     CHECK(counter_name(0) == "unknown_0");
     CHECK(counter_name(15) == "unwind_failed");
-    CHECK(counter_name(16) == "unknown_16");
+    CHECK(counter_name(16) == "foreign_malloc");
+    CHECK(counter_name(18) == "toggle_chained");
+    CHECK(counter_name(19) == "unknown_19");
   }
 }

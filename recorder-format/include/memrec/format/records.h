@@ -96,6 +96,10 @@ enum class Counter : std::uint8_t {
   kBytesWritten = 13,       // compressed bytes written before this frame
   kThreads = 14,            // threads seen
   kUnwindFailed = 15,       // events recorded with stack id 0 because libunwind returned no frame
+  // Facts, not counts; written only once set (FORMAT.md, "Counters").
+  kForeignMalloc = 16,  // the address of the malloc the program calls, when it is not the recorder's
+  kToggleTakenNs = 17,  // when the recorder found its toggle signal's handler replaced by the program's
+  kToggleChained = 18,  // toggle signals that reached the recorder through the program's handler
 };
 
 }  // namespace memrec::format
