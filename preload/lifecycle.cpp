@@ -121,6 +121,8 @@ void drop_preload_from_environment() {
   }
 }
 
+}  // namespace
+
 void before_fork() { modules_lock(); }
 void after_fork_parent() { modules_unlock(); }
 void after_fork_child() {
@@ -136,8 +138,6 @@ void after_fork_child() {
   stack_table_reset();
   writer_restart_in_child();
 }
-
-}  // namespace
 
 void early_init() {
   int expected = 0;
@@ -178,12 +178,20 @@ void note_exec_failed(int error) {
   if (this_process_records()) writer_note_exec_failed(error, now_ns());
 }
 
+bool park_before_going_alone() { return this_process_records() && writer_park(kExitFlushTimeoutNs); }
+
 namespace {
 
 [[gnu::constructor]] void memrec_start() {
   early_init();
   HookScope scope(HookDepth::kInternal);
   if (g_state.load() != RecorderState::kEarly) return;
+  // Not chosen by MEMREC_ONLY: no writer, no dump, no handler; the
+  // environment stays as it is for the children, which may be chosen.
+  if (!selected_by_only()) {
+    g_state.store(RecorderState::kIgnored);
+    return;
+  }
   if (!g_options.follow_exec) drop_preload_from_environment();
   if (g_options.toggle_signal != 0) install_if_default(g_options.toggle_signal, on_toggle_signal);
   for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {

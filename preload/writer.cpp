@@ -91,6 +91,17 @@ std::atomic<std::uint32_t> g_sync_done{0};
 std::atomic<bool> g_open_eagerly{false};
 std::atomic<std::uint32_t> g_open_result{0};
 
+// Parking (writer_park, docs/design/single_threaded.md): the writer writes
+// what is recorded as a frame, closes its descriptors, sets g_parked
+// (release; the parker's acquire pairs) and ends; the parker joins it. The
+// next writer takes the dump from g_handover_fd, a descriptor the parker
+// opened in the program's table, and reports through g_open_result.
+std::atomic<std::uint32_t> g_park_requested{0};
+std::atomic<std::uint32_t> g_parked{0};
+std::atomic<int> g_handover_fd{-1};
+std::atomic<std::uint64_t> g_writer_tid{0};
+pthread_t g_thread;
+
 // An exec about to happen (writer_sync_before_exec): the thread that wins
 // g_exec_claim (its acquire pairs with the release that frees it, so the
 // next winner's copy follows the last one's) copies the path to
@@ -112,6 +123,8 @@ struct Writer {
   int fd = -1;
   int statm_fd = -1;
   int stat_fd = -1;
+  std::uint64_t dump_dev = 0;  // the dump's identity, to check the file reopened after a park
+  std::uint64_t dump_ino = 0;
   std::uint64_t last_alone_check_ns = 0;
   bool opened = false;
   bool failed = false;
@@ -260,6 +273,11 @@ bool open_file() {
   }
   make_path_absolute();  // only for messages: a failure leaves the name as it was
   g_w.fd = fd;
+  struct stat st {};
+  if (fstat(fd, &st) == 0) {
+    g_w.dump_dev = st.st_dev;
+    g_w.dump_ino = st.st_ino;
+  }
   char exe[4096];
   const ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe));
   OptionText options;
@@ -803,6 +821,26 @@ std::uint64_t sleep_ns(std::uint64_t now) {
   return wait < 20000 ? 20000 : wait;
 }
 
+// The writer leaves for good (finished, or failed): nobody joins it.
+void* end_unjoined() {
+  pthread_detach(pthread_self());
+  return nullptr;
+}
+
+// Everything recorded goes to the file before the thread ends; its
+// descriptors die with its table, so forget them (the next writer reopens
+// what it needs).
+void park() {
+  cycle();
+  flush_frame(false, /*complete=*/true);
+  guarded_close(g_w.fd);
+  guarded_close(g_w.statm_fd);
+  guarded_close(g_w.stat_fd);
+  g_w.fd = g_w.statm_fd = g_w.stat_fd = -1;
+  g_parked.store(1, std::memory_order_release);
+  os::futex_wake_all(g_parked);
+}
+
 void* writer_main(void*) {
   t_thread.depth = HookDepth::kInternal;  // for life: nothing this thread does is recorded
   sigset_t all;
@@ -819,11 +857,22 @@ void* writer_main(void*) {
   // with its threads' dup2() onto that number (docs/design/descriptors.md).
   // Hence the dump is opened here, not by launch() on the program's thread.
   use_private_descriptors();
-  if (g_open_eagerly.load(std::memory_order_acquire)) {
+  g_writer_tid.store(os::gettid(), std::memory_order_relaxed);
+  if (const int handover = g_handover_fd.load(std::memory_order_acquire); handover >= 0) {
+    // After a park: the dump, from the program's table into ours.
+    if (has_private_descriptors()) {
+      g_w.fd = borrow_program_fd(handover, O_WRONLY | O_APPEND);
+    } else {
+      g_w.fd = g_handover_fd.exchange(-1);  // adopted: guarded in the program's table like the rest
+    }
+    if (g_w.fd < 0) fail("cannot take back the dump after a namespace change: ", errno);
+    g_open_result.store(g_w.fd >= 0 ? 1 : 2, std::memory_order_release);
+    os::futex_wake_all(g_open_result);
+  } else if (g_open_eagerly.load(std::memory_order_acquire)) {
     const bool opened = open_file();
     g_open_result.store(opened ? 1 : 2, std::memory_order_release);
     os::futex_wake_all(g_open_result);
-    if (!opened) return nullptr;
+    if (!opened) return end_unjoined();
   }
   for (;;) {
     const std::uint32_t seq = g_wake.load(std::memory_order_acquire);
@@ -850,7 +899,11 @@ void* writer_main(void*) {
       if (!g_w.failed) finish();
       g_finish_done.store(1, std::memory_order_release);
       os::futex_wake_all(g_finish_done);
-      return nullptr;
+      return end_unjoined();
+    }
+    if (g_park_requested.load(std::memory_order_acquire) != 0) {
+      park();
+      return nullptr;  // joined by writer_park()
     }
     if (only_writer_left(now_ns())) {
       finish();
@@ -957,6 +1010,27 @@ bool setup_buffers() {
   return true;
 }
 
+// Starts the writer thread; with `eager` or a handover, waits until it has
+// its dump. Joinable: writer_park() joins it, and it detaches itself when it
+// ends otherwise.
+bool start_thread(bool eager) {
+  g_open_eagerly.store(eager, std::memory_order_relaxed);
+  g_open_result.store(0, std::memory_order_relaxed);
+  const bool wait = eager || g_handover_fd.load(std::memory_order_relaxed) >= 0;
+  const int err = pthread_create(&g_thread, nullptr, writer_main, nullptr);
+  if (err != 0) {
+    log_line({"cannot start the writer thread: ", errno_text(err), "; recording stopped, the program goes on"});
+    return false;
+  }
+  if (wait) {
+    std::uint32_t result;
+    while ((result = g_open_result.load(std::memory_order_acquire)) == 0) os::futex_wait(g_open_result, 0, 0);
+    if (result != 1) return false;
+  }
+  g_started.store(true, std::memory_order_release);
+  return true;
+}
+
 bool launch(bool eager) {
   g_w.pid = static_cast<std::uint64_t>(getpid());
   g_w.ppid = static_cast<std::uint64_t>(getppid());
@@ -973,25 +1047,7 @@ bool launch(bool eager) {
     log_line({"cannot set up the writer's buffers; recording stopped, the program goes on"});
     return false;
   }
-  g_open_eagerly.store(eager, std::memory_order_relaxed);
-  g_open_result.store(0, std::memory_order_relaxed);
-  pthread_t thread;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  const int err = pthread_create(&thread, &attr, writer_main, nullptr);
-  pthread_attr_destroy(&attr);
-  if (err != 0) {
-    log_line({"cannot start the writer thread: ", errno_text(err), "; recording stopped, the program goes on"});
-    return false;
-  }
-  if (eager) {
-    std::uint32_t result;
-    while ((result = g_open_result.load(std::memory_order_acquire)) == 0) os::futex_wait(g_open_result, 0, 0);
-    if (result != 1) return false;
-  }
-  g_started.store(true, std::memory_order_release);
-  return true;
+  return start_thread(eager);
 }
 
 }  // namespace
@@ -1052,6 +1108,54 @@ void writer_sync(std::uint64_t timeout_ns) {
 
 std::uint64_t recorded_pid() { return g_w.pid; }
 
+bool writer_park(std::uint64_t timeout_ns) {
+  HookScope scope(HookDepth::kInternal);
+  if (!g_started.load(std::memory_order_acquire) || g_finish_done.load(std::memory_order_acquire) != 0) return false;
+  g_park_requested.store(1, std::memory_order_release);
+  wake_writer();
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  while (g_parked.load(std::memory_order_acquire) == 0 && g_finish_done.load(std::memory_order_acquire) == 0) {
+    const std::uint64_t now = now_ns();
+    if (now >= deadline) return false;  // the writer stays; the program's call fails as it did without parking
+    os::futex_wait(g_parked, 0, deadline - now > 1000000 ? 1000000 : deadline - now);
+  }
+  g_park_requested.store(0, std::memory_order_relaxed);
+  if (g_parked.load(std::memory_order_acquire) == 0) return false;  // it finished or failed instead
+  g_parked.store(0, std::memory_order_relaxed);
+  g_started.store(false, std::memory_order_release);
+  pthread_join(g_thread, nullptr);
+  // pthread_join returns once the kernel cleared the thread's tid, which it
+  // does before it unhashes the task (kernel/exit.c: exit_mm, then
+  // exit_notify): until then /proc/self/task still lists it, and a program
+  // that counts its threads there (Chromium's zygote) would see two.
+  const auto tid = static_cast<long>(g_writer_tid.load(std::memory_order_relaxed));
+  for (int i = 0; i < 100000 && syscall(SYS_tgkill, static_cast<long>(getpid()), tid, 0) == 0; ++i) sched_yield();
+  // The dump, for the next writer: by path now, while the path still names
+  // it (a setns into another mount namespace may change that).
+  if (g_w.opened && !g_w.failed) {
+    const int fd = guarded_open(g_w.path, O_WRONLY | O_APPEND, 0, /*high=*/true);
+    struct stat st {};
+    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != g_w.dump_dev || st.st_ino != g_w.dump_ino)) {
+      guarded_close(fd);
+    } else {
+      g_handover_fd.store(fd, std::memory_order_release);
+    }
+  }
+  return true;
+}
+
+void writer_resume() {
+  HookScope scope(HookDepth::kInternal);
+  if (g_w.opened && !g_w.failed && g_handover_fd.load(std::memory_order_relaxed) < 0) {
+    log_line({"cannot reopen the dump ", g_w.path, " after a namespace change; recording stopped, the program goes on"});
+    g_state.store(RecorderState::kStopped);
+    return;
+  }
+  if (!start_thread(/*eager=*/false)) g_state.store(RecorderState::kStopped);
+  const int left = g_handover_fd.exchange(-1);
+  if (left >= 0) guarded_close(left);
+}
+
 void writer_restart_in_child() {
   // The parent's file and thread are not ours; its buffers and compression
   // context are ours to reuse (copies of the parent's pages).
@@ -1076,6 +1180,9 @@ void writer_restart_in_child() {
   g_sync_done.store(0);
   g_exec_claim.store(false);
   g_exec_requested.store(false);
+  g_park_requested.store(0);
+  g_parked.store(0);
+  g_handover_fd.store(-1);
   g_exec_error.store(0);
   g_started.store(false);
   for (Toggle& t : g_toggles) t.ready.store(0);

@@ -39,6 +39,16 @@ void writer_note_exec_failed(int error, std::uint64_t time_ns);
 // not our pid, and must not end the parent's recording.
 std::uint64_t recorded_pid();
 
+// Before a call that needs the process to have one thread (unshare of a user
+// namespace, setns): writes what is recorded, ends the writer thread and
+// waits until the kernel no longer lists it. False if there was no writer to
+// park (or it did not stop within `timeout_ns`); true obliges the caller to
+// writer_resume() after the call. The program's other threads, if any, wait
+// for room in their rings meanwhile.
+bool writer_park(std::uint64_t timeout_ns);
+// Starts a writer again after writer_park(), appending to the same dump.
+void writer_resume();
+
 // In a fork child, from the atfork handler: the parent's writer thread does
 // not exist here. Forgets its state and starts a new writer for a new file.
 void writer_restart_in_child();
