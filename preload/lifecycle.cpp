@@ -198,10 +198,14 @@ namespace {
     if (sig != g_options.toggle_signal) install_if_default(sig, on_fatal_signal);
   }
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  // kRecording before the writer starts, so the writer's first cycle finds
-  // threads already allowed to wait for it.
+  if (!writer_prepare()) {
+    g_state.store(RecorderState::kStopped);
+    return;
+  }
   g_state.store(RecorderState::kRecording);
-  if (!writer_start(/*eager=*/true)) g_state.store(RecorderState::kStopped);
+  // The writer starts when first needed (writer.h); a thread that a library's
+  // constructor started before ours may need it already.
+  if (g_recording_threads.load() >= 2) writer_start_lazily();
 }
 
 [[gnu::destructor]] void memrec_stop() {

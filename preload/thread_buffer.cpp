@@ -27,6 +27,7 @@ std::atomic<ThreadBuffer*> g_buffers{nullptr};
 // its line, the reads missed the cache at every event too.
 alignas(64) std::atomic<std::uint32_t> g_recording_threads{0};
 alignas(64) std::atomic<std::uint64_t> g_tick_ns{0};
+alignas(64) std::atomic<bool> g_ticking{false};
 alignas(64) std::atomic<std::uint64_t> g_stamp{0};
 
 namespace {
@@ -94,10 +95,14 @@ ThreadBuffer* attach_thread() {
   register_thread_exit(buf);
   count(format::Counter::kThreads);
   push(buf);
+  // A second thread: the program can no longer need to be alone (and nobody
+  // would tick for the two).
+  if (g_recording_threads.load(std::memory_order_relaxed) >= 2) writer_start_lazily();
   return buf;
 }
 
 RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
+  writer_start_lazily();  // the first ring to fill starts the writer
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
   if (g_options.lossy) {
     count(format::Counter::kDroppedLossy);

@@ -84,6 +84,9 @@ std::atomic<std::uint32_t> g_wake{0};
 std::atomic<std::uint32_t> g_finish_requested{0};
 std::atomic<std::uint32_t> g_finish_done{0};
 std::atomic<bool> g_started{false};
+// Claimed once per process by whoever starts the writer
+// (writer_start_lazily) or writes the dump without one (writer_finish).
+std::atomic<bool> g_launched{false};
 std::atomic<std::uint32_t> g_sync_requested{0};
 std::atomic<std::uint32_t> g_sync_done{0};
 // launch(eager): the writer opens the dump first and reports (1 opened, 2
@@ -307,6 +310,20 @@ bool open_file() {
     return false;
   }
   return true;
+}
+
+// The dump the constructor created, opened again by path for appending
+// (with `high`, in the program's table); -1 if the path no longer names it
+// (the directory was renamed, a mount namespace changed).
+int reopen_dump(bool high) {
+  const int fd = guarded_open(g_w.path, O_WRONLY | O_APPEND, 0, high);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != g_w.dump_dev || st.st_ino != g_w.dump_ino)) {
+    guarded_close(fd);
+    errno = ENOENT;
+    return -1;
+  }
+  return fd;
 }
 
 // Appends one frame. A dump deleted while we write would lose everything
@@ -831,6 +848,7 @@ void* end_unjoined() {
 // descriptors die with its table, so forget them (the next writer reopens
 // what it needs).
 void park() {
+  g_ticking.store(false, std::memory_order_release);
   cycle();
   flush_frame(false, /*complete=*/true);
   guarded_close(g_w.fd);
@@ -868,12 +886,22 @@ void* writer_main(void*) {
     if (g_w.fd < 0) fail("cannot take back the dump after a namespace change: ", errno);
     g_open_result.store(g_w.fd >= 0 ? 1 : 2, std::memory_order_release);
     os::futex_wake_all(g_open_result);
+  } else if (g_w.opened && g_w.fd < 0) {
+    // The constructor wrote the header and closed it: ours from here on.
+    g_w.fd = reopen_dump(/*high=*/false);
+    if (g_w.fd < 0) fail("cannot reopen the dump ", errno);
+    g_open_result.store(g_w.fd >= 0 ? 1 : 2, std::memory_order_release);
+    os::futex_wake_all(g_open_result);
+    if (g_w.fd < 0) return end_unjoined();
   } else if (g_open_eagerly.load(std::memory_order_acquire)) {
     const bool opened = open_file();
     g_open_result.store(opened ? 1 : 2, std::memory_order_release);
     os::futex_wake_all(g_open_result);
     if (!opened) return end_unjoined();
   }
+  publish_tick();
+  // Release pairs with order_stamp()'s acquire: a lone thread takes ticks from now on.
+  g_ticking.store(true, std::memory_order_release);
   for (;;) {
     const std::uint32_t seq = g_wake.load(std::memory_order_acquire);
     cycle();
@@ -1031,9 +1059,8 @@ bool start_thread(bool eager) {
   return true;
 }
 
-bool launch(bool eager) {
-  g_w.pid = static_cast<std::uint64_t>(getpid());
-  g_w.ppid = static_cast<std::uint64_t>(getppid());
+// Everything launch() does but start the thread.
+bool prepare_launch() {
   // The recording started at the first hook (early_init's tick), before our
   // constructor ran: events from then on must not precede the start.
   const std::uint64_t mono = now_ns();
@@ -1047,15 +1074,53 @@ bool launch(bool eager) {
     log_line({"cannot set up the writer's buffers; recording stopped, the program goes on"});
     return false;
   }
-  return start_thread(eager);
+  return true;
+}
+
+
+
+// A process that ends before anything started its writer: this thread
+// writes the dump itself (it may be in a signal handler, where starting a
+// thread could wait for a malloc lock the interrupted code holds).
+void finish_without_writer() {
+  HookScope scope(HookDepth::kInternal);
+  if (g_w.opened && g_w.fd < 0) {
+    g_w.fd = reopen_dump(/*high=*/true);
+    if (g_w.fd < 0) {
+      fail("cannot reopen the dump ", errno);
+      return;
+    }
+  }
+  finish();
+  g_finish_done.store(1, std::memory_order_release);
 }
 
 }  // namespace
 
-bool writer_start(bool eager) {
+bool writer_prepare() {
   HookScope scope(HookDepth::kInternal);
+  g_w.pid = static_cast<std::uint64_t>(getpid());
+  g_w.ppid = static_cast<std::uint64_t>(getppid());
   if (g_options.start_disabled) note_recording_toggle(false, now_ns());
-  return launch(eager);
+  if (!prepare_launch()) return false;
+  // The dump exists from the start, with its header, even if the writer
+  // never starts (a process killed first shows as cut short, not missing),
+  // and a directory nobody may write is reported now. Program start: no
+  // other thread of the program can be using descriptor numbers yet.
+  if (!open_file()) return false;
+  guarded_close(g_w.fd);
+  g_w.fd = -1;
+  return true;
+}
+
+void writer_start_lazily() {
+  if (g_launched.load(std::memory_order_acquire) ||
+      g_state.load(std::memory_order_relaxed) != RecorderState::kRecording ||
+      g_launched.exchange(true, std::memory_order_acq_rel)) {
+    return;
+  }
+  HookScope scope(HookDepth::kInternal);
+  if (!start_thread(/*eager=*/true)) g_state.store(RecorderState::kStopped);
 }
 
 void wake_writer() {
@@ -1064,6 +1129,10 @@ void wake_writer() {
 }
 
 void writer_finish(std::uint64_t timeout_ns) {
+  if (!g_launched.load(std::memory_order_acquire) && !g_launched.exchange(true, std::memory_order_acq_rel)) {
+    finish_without_writer();
+    return;
+  }
   if (!g_started.load(std::memory_order_acquire)) return;
   g_finish_requested.store(1, std::memory_order_release);
   wake_writer();
@@ -1076,6 +1145,7 @@ void writer_finish(std::uint64_t timeout_ns) {
 }
 
 void writer_sync_before_exec(const char* path, std::uint64_t timeout_ns) {
+  writer_start_lazily();  // the Exec record ends the dump: it needs a writer
   // Two threads exec'ing at once: the second syncs without an Exec record
   // (at most one exec replaces the image; the kernel ends the other thread).
   if (path == nullptr || g_exec_claim.exchange(true, std::memory_order_acquire)) return writer_sync(timeout_ns);
@@ -1189,7 +1259,12 @@ void writer_restart_in_child() {
   g_toggle_next.store(0);
   if (!g_enabled.load()) note_recording_toggle(false, now_ns());
   modules_mark_unwritten();
-  if (!launch(/*eager=*/false)) g_state.store(RecorderState::kStopped);
+  // Like the parent at its start, the child gets a writer when it needs one.
+  g_launched.store(false);
+  g_ticking.store(false);
+  g_w.pid = static_cast<std::uint64_t>(getpid());
+  g_w.ppid = static_cast<std::uint64_t>(getppid());
+  if (!prepare_launch()) g_state.store(RecorderState::kStopped);
 }
 
 void note_recording_toggle(bool on, std::uint64_t time_ns) {

@@ -9,16 +9,24 @@
 
 namespace memrec::preload {
 
-// Sets up buffers and the compression context, opens the file now (`eager`)
-// or at the first frame, and starts the thread. False if recording cannot
-// start (reported on stderr).
-bool writer_start(bool eager);
+// The writer starts when it is first needed, not with the program (see
+// docs/design/single_threaded.md): a ring is full, a second thread records,
+// or the process execs. Until then nothing is drained or ticked.
+// writer_prepare() notes the process the dump is for, sets up the buffers
+// and creates the dump with its header (the constructor); false if that
+// failed (reported on stderr).
+bool writer_prepare();
+// Cold: sets up buffers and the compression context, creates the dump and
+// starts the thread, once per process; stops the recording (reported on
+// stderr) if that fails. Does nothing before the constructor chose to record.
+[[gnu::cold, gnu::noinline]] void writer_start_lazily();
 
 // HOT-PATH-SAFE. Wakes the writer early (a ring is full).
 void wake_writer();
 
 // Drains everything, writes the final counters and End, closes the file.
-// Waits at most `timeout_ns`. Async-signal-safe; idempotent.
+// Waits at most `timeout_ns`. Async-signal-safe; idempotent. A process whose
+// writer never started writes its dump on the calling thread.
 void writer_finish(std::uint64_t timeout_ns);
 
 // Writes everything recorded so far as a frame and waits for it (at most
