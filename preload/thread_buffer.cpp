@@ -88,6 +88,7 @@ ThreadBuffer* attach_thread() {
   // if this is the second (order_stamp.h).
   g_recording_threads.fetch_add(1, std::memory_order_seq_cst);
   auto* buf = new (mem) ThreadBuffer();
+  if (!writer_launched()) buf->limit = ThreadBuffer::kLazyStartSlots;
   buf->tid = os::gettid();
   buf->mapped_bytes = bytes;
   start_ring(*buf);
@@ -102,8 +103,16 @@ ThreadBuffer* attach_thread() {
 }
 
 RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
-  writer_start_lazily();  // the first ring to fill starts the writer
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
+  if (buf.limit != ThreadBuffer::kSlots) {
+    writer_start_lazily();
+    // Not started yet (before our constructor): look again a little later.
+    const std::uint64_t used = h + n - buf.cached_tail;
+    buf.limit = writer_launched() || used + ThreadBuffer::kLazyStartSlots >= ThreadBuffer::kSlots
+                    ? ThreadBuffer::kSlots
+                    : used + ThreadBuffer::kLazyStartSlots;
+    if (used <= ThreadBuffer::kSlots) return &buf.slots[h & (ThreadBuffer::kSlots - 1)].event;
+  }
   if (g_options.lossy) {
     count(format::Counter::kDroppedLossy);
     return nullptr;
@@ -164,6 +173,7 @@ void reset_buffers_after_fork() {
     // ids are per process).
     self->tail.store(0, std::memory_order_relaxed);
     self->cached_tail = 0;
+    self->limit = ThreadBuffer::kLazyStartSlots;  // the child starts without a writer
     self->tid = os::gettid();
     self->name_known = false;
     for (StackCacheEntry& c : self->cache) c = StackCacheEntry{};

@@ -1113,6 +1113,8 @@ bool writer_prepare() {
   return true;
 }
 
+bool writer_launched() { return g_launched.load(std::memory_order_acquire); }
+
 void writer_start_lazily() {
   if (g_launched.load(std::memory_order_acquire) ||
       g_state.load(std::memory_order_relaxed) != RecorderState::kRecording ||

@@ -20,6 +20,8 @@ bool writer_prepare();
 // starts the thread, once per process; stops the recording (reported on
 // stderr) if that fails. Does nothing before the constructor chose to record.
 [[gnu::cold, gnu::noinline]] void writer_start_lazily();
+// Whether this process's writer was started (or its dump written without one).
+bool writer_launched();
 
 // HOT-PATH-SAFE. Wakes the writer early (a ring is full).
 void wake_writer();
