@@ -81,6 +81,17 @@ inline void reset_stamps() {
   g_tick_ns.store(now, std::memory_order_relaxed);
 }
 
+// HOT PATH while no writer ticks (a process's first events). The clock,
+// with g_stamp raised to it: a second thread's first stamp, its next value,
+// then sorts after this one, as it would after a tick.
+inline std::uint64_t clock_stamp() {
+  std::uint64_t t = now_ns();
+  std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
+  while (cur < t && !g_stamp.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
+  }
+  return cur > t ? cur : t;
+}
+
 // HOT PATH.
 inline std::uint64_t order_stamp() {
   std::uint64_t t;
@@ -90,7 +101,7 @@ inline std::uint64_t order_stamp() {
     if (g_ticking.load(std::memory_order_acquire)) [[likely]] {
       t = g_tick_ns.load(std::memory_order_acquire);
     } else {
-      t = now_ns();
+      t = clock_stamp();
     }
   } else {
     t = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
