@@ -1077,8 +1077,6 @@ bool prepare_launch() {
   return true;
 }
 
-
-
 // A process that ends before anything started its writer: this thread
 // writes the dump itself (it may be in a signal handler, where starting a
 // thread could wait for a malloc lock the interrupted code holds).
@@ -1204,22 +1202,15 @@ bool writer_park(std::uint64_t timeout_ns) {
   for (int i = 0; i < 100000 && syscall(SYS_tgkill, static_cast<long>(getpid()), tid, 0) == 0; ++i) sched_yield();
   // The dump, for the next writer: by path now, while the path still names
   // it (a setns into another mount namespace may change that).
-  if (g_w.opened && !g_w.failed) {
-    const int fd = guarded_open(g_w.path, O_WRONLY | O_APPEND, 0, /*high=*/true);
-    struct stat st {};
-    if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != g_w.dump_dev || st.st_ino != g_w.dump_ino)) {
-      guarded_close(fd);
-    } else {
-      g_handover_fd.store(fd, std::memory_order_release);
-    }
-  }
+  if (g_w.opened && !g_w.failed) g_handover_fd.store(reopen_dump(/*high=*/true), std::memory_order_release);
   return true;
 }
 
 void writer_resume() {
   HookScope scope(HookDepth::kInternal);
   if (g_w.opened && !g_w.failed && g_handover_fd.load(std::memory_order_relaxed) < 0) {
-    log_line({"cannot reopen the dump ", g_w.path, " after a namespace change; recording stopped, the program goes on"});
+    log_line(
+        {"cannot reopen the dump ", g_w.path, " after a namespace change; recording stopped, the program goes on"});
     g_state.store(RecorderState::kStopped);
     return;
   }

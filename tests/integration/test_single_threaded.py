@@ -15,6 +15,16 @@ UNSHARE = "/usr/bin/unshare"
 CHROMIUM = "/usr/bin/chromium"
 
 
+def same_as_plain(record, run_plain, program: str, stdout: str) -> support.Run:
+    """Runs `program` with and without the preload: both exit 0 and print
+    `stdout`, and the preload adds nothing to stderr. The recorded run."""
+    plain = run_plain(program)
+    run = record(program)
+    assert (plain.returncode, plain.stdout) == (0, stdout), plain.describe()
+    assert (run.returncode, run.stdout, run.stderr) == (0, stdout, plain.stderr), run.describe()
+    return run
+
+
 def need_user_namespaces(run_plain) -> None:
     """Skips where the machine itself refuses user namespaces (a container
     without them): there is nothing then that the preload could break."""
@@ -49,11 +59,8 @@ def test_unshare_with_the_writer_running_parks_it_and_records_on(record, run_pla
     need_user_namespaces(run_plain)
     # given a program whose second thread started the writer, and which then
     # calls unshare(CLONE_NEWUSER)
-    plain = run_plain("unshare_user")
-    run = record("unshare_user")
     # then unshare succeeds under the preload as without it
-    assert (plain.returncode, plain.stdout) == (0, "unshare: ok\n"), plain.describe()
-    assert (run.returncode, run.stdout, run.stderr) == (0, "unshare: ok\n", ""), run.describe()
+    run = same_as_plain(record, run_plain, "unshare_user", "unshare: ok\n")
     # and the one dump holds the leaks from before and after the call: the
     # writer parked for it appended to the same file after it
     dump = only_dump(run)
@@ -68,11 +75,8 @@ def test_unshare_with_the_writer_running_parks_it_and_records_on(record, run_pla
 def test_a_program_that_checks_it_is_alone_sees_one_thread(record, run_plain, only_dump, leaks_by_function):
     # given a program that counts its threads in /proc/self/task, as
     # Chromium's zygote does, after a few allocations
-    plain = run_plain("alone_check")
-    run = record("alone_check")
     # then under the preload it also sees one thread (the writer has not started)
-    assert (plain.returncode, plain.stdout) == (0, "threads: 1\n"), plain.describe()
-    assert (run.returncode, run.stdout, run.stderr) == (0, "threads: 1\n", ""), run.describe()
+    run = same_as_plain(record, run_plain, "alone_check", "threads: 1\n")
     # and its dump, written at exit without a writer thread, has every event
     dump = only_dump(run)
     assert dump["clean_end"] is True

@@ -24,6 +24,17 @@ void set_state(std::uint32_t threads, bool ticking = true) {
   t_thread.last_stamp = 0;
 }
 
+// The first stamp of a thread that starts recording as the second one.
+std::uint64_t stamp_of_a_second_thread() {
+  std::uint64_t second = 0;
+  std::thread([&] {
+    g_recording_threads.fetch_add(1);
+    t_thread.last_stamp = 0;
+    second = order_stamp();
+  }).join();
+  return second;
+}
+
 }  // namespace
 
 TEST_SUITE("preload/order_stamp") {
@@ -42,12 +53,7 @@ TEST_SUITE("preload/order_stamp") {
     publish_tick();
     const std::uint64_t alone = order_stamp();
     // when a second thread starts recording and stamps an event
-    std::uint64_t second = 0;
-    std::thread([&] {
-      g_recording_threads.fetch_add(1);
-      t_thread.last_stamp = 0;
-      second = order_stamp();
-    }).join();
+    const std::uint64_t second = stamp_of_a_second_thread();
     // then its event comes strictly later: at equal times a free would sort
     // before the allocation it may have freed
     CHECK(second > alone);
@@ -69,13 +75,7 @@ TEST_SUITE("preload/order_stamp") {
   TEST_CASE("before any writer ticks, a second thread's first stamp sorts after the first thread's") {
     set_state(1, /*ticking=*/false);
     const std::uint64_t alone = order_stamp();
-    std::uint64_t second = 0;
-    std::thread([&] {
-      g_recording_threads.fetch_add(1);
-      t_thread.last_stamp = 0;
-      second = order_stamp();
-    }).join();
-    CHECK(second > alone);
+    CHECK(stamp_of_a_second_thread() > alone);
     set_state(1);
   }
 
