@@ -5,6 +5,7 @@ exactly as without it, and its dumps read."""
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -53,6 +54,33 @@ def test_unshare_user_behaves_as_without_the_preload(record, run_plain, info, ar
     assert by_exe["unshare"]["counts"]["alloc"] > 0
     program = next(d for name, d in by_exe.items() if name != "unshare")
     assert program["clean_end"] is True and program["header"]["pid"] == by_exe["unshare"]["header"]["pid"]
+
+
+def test_nsenter_into_a_user_namespace_behaves_as_without_the_preload(record, run_plain, info):
+    need_user_namespaces(run_plain)
+    if shutil.which("nsenter") is None:
+        pytest.skip("util-linux's nsenter is not installed")
+    # given a process (not recorded) in a user namespace of its own, root in it
+    holder = support.start([UNSHARE, "--user", "--map-root-user", "sleep", "60"], support.clean_env())
+    try:
+        target = str(holder.pid)  # unshare execs sleep: the same pid, once its namespace is set up
+        comm = Path(f"/proc/{target}/comm")
+        deadline = time.monotonic() + support.TIMEOUT_S
+        while comm.read_text().strip() != "sleep" and time.monotonic() < deadline:
+            time.sleep(0.01)
+        argv = ["--user", "--target", target, "id", "-u"]
+        # when nsenter joins it with setns(), with and without the preload
+        plain = run_plain("/usr/bin/nsenter", *argv)
+        run = record("/usr/bin/nsenter", *argv)
+    finally:
+        support.kill_tree(holder)
+    # then both print id -u's "0" and exit 0
+    assert (plain.returncode, plain.stdout) == (0, "0\n"), plain.describe()
+    assert (run.returncode, run.stdout, run.stderr) == (0, "0\n", plain.stderr), run.describe()
+    # and nsenter's dump and id's read to their ends
+    dumps = {Path(d["header"]["exe"]).name: d for d in info(*run.dats)}
+    assert sorted(dumps) == ["id", "nsenter"]
+    assert dumps["nsenter"]["ended_by_exec"] is True and dumps["id"]["clean_end"] is True
 
 
 def test_unshare_with_the_writer_running_parks_it_and_records_on(record, run_plain, only_dump, leaks_by_function):
