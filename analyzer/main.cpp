@@ -169,12 +169,15 @@ int report_main(const std::vector<std::string>& args) {
 int run_main(const std::vector<std::string>& args) {
   RunOptions options;
   std::string preload;
+  std::string only;
   po::options_description visible("Options");
   visible.add_options()             //
       ("help,h", "show this help")  //
       ("output,o", po::value(&options.output)->default_value(options.output),
        "dump path template: %p pid, %e executable name, %t start time, %n counter")                               //
       ("start-disabled", po::bool_switch(&options.start_disabled), "start with recording off (SIGUSR1 toggles)")  //
+      ("only", po::value(&only),
+       "record only the programs whose name matches this glob (MEMREC_ONLY); the others pass through")  //
       ("preload", po::value(&preload), "the libmemrec.so to use (default: the one next to memrec)");
   po::options_description hidden;
   hidden.add_options()("command", po::value(&options.command), "command");
@@ -194,21 +197,25 @@ int run_main(const std::vector<std::string>& args) {
       break;
     }
     own.push_back(a);
-    const bool takes_value = a == "--output" || a == "-o" || a == "--preload";
+    const bool takes_value = a == "--output" || a == "-o" || a == "--preload" || a == "--only";
     if (takes_value && i + 1 < args.size()) own.push_back(args[++i]);
   }
   if (!parse(own, all, positional, vm, "run")) return kExitUsage;
   if (vm.count("help") != 0) {
-    std::cout << "usage: memrec run [--output TEMPLATE] [--start-disabled] [--preload PATH] -- CMD [ARGS...]\n\n"
+    std::cout << "usage: memrec run [--output TEMPLATE] [--start-disabled] [--only GLOB] [--preload PATH] -- CMD "
+                 "[ARGS...]\n\n"
                  "Runs CMD with libmemrec.so preloaded, so it and every process it starts write a\n"
-                 "dump; prints where the dumps went (on stderr) and exits with CMD's exit code\n"
-                 "(128 + N if signal N killed it; 127 if CMD could not be started).\n\n"
+                 "dump (with --only, those whose name matches GLOB); ends with one line on stderr:\n"
+                 "how many dumps were written and the main one (CMD's own, or the last program it\n"
+                 "exec'd). Exits with CMD's exit code (128 + N if signal N killed it; 127 if CMD\n"
+                 "could not be started).\n\n"
               << visible;
     return kExitOk;
   }
   options.command.insert(options.command.end(), command.begin(), command.end());
   if (options.command.empty()) return usage_error("run: no command given (memrec run -- CMD ARGS...)");
   if (vm.count("preload") != 0) options.preload = preload;
+  if (vm.count("only") != 0) options.only = only;
   return run_command(options, std::cerr);
 }
 

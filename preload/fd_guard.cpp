@@ -11,6 +11,8 @@
 #include <cerrno>
 #include <cstdint>
 
+#include "decimal.h"
+
 namespace memrec::preload {
 namespace {
 
@@ -47,21 +49,26 @@ bool use_private_descriptors() {
 
 bool has_private_descriptors() { return t_private_fds; }
 
-int borrow_program_stderr() {
+int borrow_program_fd(int fd, int reopen_flags) {
   // A pidfd of the process names its leader, whose table is the program's
   // (unless the leader left with pthread_exit: then nothing is borrowed).
   const int pidfd = static_cast<int>(syscall(SYS_pidfd_open, getpid(), 0));
   if (pidfd >= 0) {
-    const int fd = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, STDERR_FILENO, 0));
+    const int copy = static_cast<int>(syscall(SYS_pidfd_getfd, pidfd, fd, 0));
     raw_close(pidfd);
-    if (fd >= 0) return fd;
+    if (copy >= 0) return copy;
   }
   // Where pidfd_getfd is refused (a container's seccomp profile without
   // CAP_SYS_PTRACE; kernels before 5.6), the same file opened anew through
-  // the leader's table: a terminal, a pipe or a file (appended to, so the
-  // program's own output is never overwritten).
-  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, "/proc/self/fd/2", O_WRONLY | O_APPEND | O_CLOEXEC | O_NOCTTY));
+  // the leader's table.
+  char path[32] = "/proc/self/fd/";
+  format_decimal(path + 14, sizeof(path) - 15, static_cast<std::uint64_t>(fd));
+  return static_cast<int>(syscall(SYS_openat, AT_FDCWD, path, reopen_flags | O_CLOEXEC));
 }
+
+// A terminal, a pipe or a file: appended to when reopened, so the program's
+// own output is never overwritten.
+int borrow_program_stderr() { return borrow_program_fd(STDERR_FILENO, O_WRONLY | O_APPEND | O_NOCTTY); }
 
 bool own(int fd) {
   for (auto& slot : g_fds) {

@@ -23,6 +23,9 @@ bool has_private_descriptors();
 // A private-table thread's copy of the program's current stderr (pidfd_getfd),
 // or -1; the caller closes it.
 int borrow_program_stderr();
+// The same for the program's descriptor `fd`: pidfd_getfd, else `fd` opened
+// anew through /proc/self/fd with `reopen_flags`.
+int borrow_program_fd(int fd, int reopen_flags);
 
 // Opens `path` as a registered descriptor (a plain one in a private table). `high` moves it to a high number
 // (for descriptors kept for the whole run).

@@ -108,6 +108,8 @@ void drop_preload_from_environment() {
   }
 }
 
+}  // namespace
+
 void before_fork() { modules_lock(); }
 void after_fork_parent() { modules_unlock(); }
 void after_fork_child() {
@@ -123,8 +125,6 @@ void after_fork_child() {
   stack_table_reset();
   writer_restart_in_child();
 }
-
-}  // namespace
 
 void early_init() {
   int expected = 0;
@@ -165,12 +165,20 @@ void note_exec_failed(int error) {
   if (this_process_records()) writer_note_exec_failed(error, now_ns());
 }
 
+bool park_before_going_alone() { return this_process_records() && writer_park(kExitFlushTimeoutNs); }
+
 namespace {
 
 [[gnu::constructor]] void memrec_start() {
   early_init();
   HookScope scope(HookDepth::kInternal);
   if (g_state.load() != RecorderState::kEarly) return;
+  // Not chosen by MEMREC_ONLY: no writer, no dump, no handler; the
+  // environment stays as it is for the children, which may be chosen.
+  if (!selected_by_only()) {
+    g_state.store(RecorderState::kIgnored);
+    return;
+  }
   check_malloc_owner();
   if (!g_options.follow_exec) drop_preload_from_environment();
   if (g_options.toggle_signal != 0) install_if_default(g_options.toggle_signal, on_toggle_signal);
@@ -178,10 +186,14 @@ namespace {
     if (sig != g_options.toggle_signal) install_if_default(sig, on_fatal_signal);
   }
   pthread_atfork(before_fork, after_fork_parent, after_fork_child);
-  // kRecording before the writer starts, so the writer's first cycle finds
-  // threads already allowed to wait for it.
+  if (!writer_prepare()) {
+    g_state.store(RecorderState::kStopped);
+    return;
+  }
   g_state.store(RecorderState::kRecording);
-  if (!writer_start(/*eager=*/true)) g_state.store(RecorderState::kStopped);
+  // The writer starts when first needed (writer.h); a thread that a library's
+  // constructor started before ours may need it already.
+  if (g_recording_threads.load() >= 2) writer_start_lazily();
 }
 
 [[gnu::destructor]] void memrec_stop() {

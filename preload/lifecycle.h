@@ -20,4 +20,14 @@ bool sync_before_exec(const char* path);
 // the dump notes it and the recording goes on.
 void note_exec_failed(int error);
 
+// Before a call the kernel refuses to a process with more than one thread
+// (unshare or setns of a user namespace): parks the writer (writer_park).
+// True obliges the caller to writer_resume() after the call.
+bool park_before_going_alone();
+
+// The atfork handlers, also run around a clone() that makes a process.
+void before_fork();
+void after_fork_parent();
+void after_fork_child();
+
 }  // namespace memrec::preload

@@ -3,6 +3,9 @@
 // constructor, possibly before libc finished starting: getenv, no allocation.
 #include "options.h"
 
+#include <errno.h>  // program_invocation_short_name (_GNU_SOURCE)
+#include <fnmatch.h>
+#include <unistd.h>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -120,7 +123,29 @@ void read_options() {
       invalid(kEnvZstdLevel.name, v, "auto or a level from 1 to 19");
     }
   }
+  if (const char* v = getenv(kEnvOnly.name); v != nullptr) {
+    if (std::strlen(v) < sizeof(o.only)) {
+      std::strcpy(o.only, v);
+    } else {
+      invalid(kEnvOnly.name, "(too long)", "a glob shorter than 256 bytes");
+    }
+  }
   g_options = o;
+}
+
+bool selected_by_only() {
+  if (g_options.only[0] == '\0') return true;
+  const char* called = program_invocation_short_name;
+  if (called != nullptr && fnmatch(g_options.only, called, 0) == 0) return true;
+  // A launcher may exec a program under another argv[0] (pyenv's shims run
+  // python3.11 as "python3"), and a script runs its interpreter: the file's
+  // own name counts too.
+  char exe[4096];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0) return false;
+  exe[n] = '\0';
+  const char* slash = std::strrchr(exe, '/');
+  return fnmatch(g_options.only, slash != nullptr ? slash + 1 : exe, 0) == 0;
 }
 
 // Every variable's value in force goes into the header, under its header_key.
@@ -146,6 +171,7 @@ void describe_options(OptionText& out) {
   } else {
     number(kEnvZstdLevel.header_key, static_cast<std::uint64_t>(g_options.zstd_level));
   }
+  text(kEnvOnly.header_key, g_options.only);
 }
 
 }  // namespace memrec::preload

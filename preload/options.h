@@ -26,6 +26,7 @@ struct Options {
   std::uint32_t flush_interval_ms = 1000;  // MEMREC_FLUSH_INTERVAL_MS, at most 1000
   bool lossy = false;                      // MEMREC_LOSSY
   int zstd_level = 0;                      // MEMREC_ZSTD_LEVEL: 1-19; 0 = auto (auto_level.h)
+  char only[256] = "";                     // MEMREC_ONLY: a glob; empty = every process
 };
 
 extern Options g_options;
@@ -37,10 +38,14 @@ void read_options();
 // The options as key/value text for the file header. `storage` holds the
 // formatted numbers and must outlive the result.
 struct OptionText {
-  format::OptionPair pairs[9];
-  char storage[9][24];
+  format::OptionPair pairs[10];
+  char storage[10][24];
   std::size_t count = 0;
 };
 void describe_options(OptionText& out);
+
+// Whether MEMREC_ONLY selects this process (always, when it is empty). Reads
+// argv[0]'s name and /proc/self/exe: call it once libc has started.
+bool selected_by_only();
 
 }  // namespace memrec::preload

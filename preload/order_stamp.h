@@ -24,6 +24,9 @@
 //   before lowering g_recording_threads, so a later tick-stamped event sorts
 //   after everything the retired thread recorded.
 // Each thread's stamps never go backwards (t_thread.last_stamp).
+// Until the writer runs (it starts lazily, and is parked around unshare and
+// setns: docs/design/single_threaded.md) nobody ticks: a lone thread's events
+// then read the clock themselves, at the vDSO's price, until it does.
 // Why not a stamp without the shared line: ordering each block's events by a
 // Lamport clock kept per block (round 12, docs/PERFORMANCE.md) orders a free
 // before the reuse of its block, but not before an allocation that only the
@@ -47,6 +50,9 @@ extern std::atomic<std::uint32_t> g_recording_threads;
 extern std::atomic<std::uint64_t> g_tick_ns;
 // The shared stamp counter while two or more threads record.
 extern std::atomic<std::uint64_t> g_stamp;
+// Whether a writer publishes ticks: set by it (release) after its first tick,
+// cleared when it parks.
+extern std::atomic<bool> g_ticking;
 
 // Ticks are taken on a grid of 1,024 ns: the time deltas between them, most
 // of what a single thread's `dt` column holds, then end in ten zero bits,
@@ -75,12 +81,28 @@ inline void reset_stamps() {
   g_tick_ns.store(now, std::memory_order_relaxed);
 }
 
+// HOT PATH while no writer ticks (a process's first events). The clock,
+// with g_stamp raised to it: a second thread's first stamp, its next value,
+// then sorts after this one, as it would after a tick.
+inline std::uint64_t clock_stamp() {
+  std::uint64_t t = now_ns();
+  std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
+  while (cur < t && !g_stamp.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
+  }
+  return cur > t ? cur : t;
+}
+
 // HOT PATH.
 inline std::uint64_t order_stamp() {
   std::uint64_t t;
   // Acquire pairs with the writer's release decrement (see above).
   if (g_recording_threads.load(std::memory_order_acquire) <= 1) {
-    t = g_tick_ns.load(std::memory_order_acquire);
+    // Acquire pairs with the writer's release store of g_ticking after its tick.
+    if (g_ticking.load(std::memory_order_acquire)) [[likely]] {
+      t = g_tick_ns.load(std::memory_order_acquire);
+    } else {
+      t = clock_stamp();
+    }
   } else {
     t = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
   }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <malloc.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -36,6 +37,9 @@ namespace memrec::preload {
   X(execvp, execvp)                         \
   X(execvpe, execvpe)                       \
   X(close, close)                           \
+  X(unshare, unshare)                       \
+  X(setns, setns)                           \
+  X(clone, clone)                           \
   X(free, free) /* last: hooks test it to know the table is filled */
 
 struct RealAllocator {

@@ -15,6 +15,7 @@ enum class RecorderState : std::uint8_t {
   kRecording,  // the writer runs
   kStopped,    // an error stopped recording; hooks pass through and count
   kFinished,   // the file was closed at exit or exec
+  kIgnored,    // MEMREC_ONLY does not name this program: hooks pass through, no writer, no dump
 };
 
 extern std::atomic<RecorderState> g_state;

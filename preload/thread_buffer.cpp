@@ -7,6 +7,7 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <ctime>
@@ -27,6 +28,7 @@ std::atomic<ThreadBuffer*> g_buffers{nullptr};
 // its line, the reads missed the cache at every event too.
 alignas(64) std::atomic<std::uint32_t> g_recording_threads{0};
 alignas(64) std::atomic<std::uint64_t> g_tick_ns{0};
+alignas(64) std::atomic<bool> g_ticking{false};
 alignas(64) std::atomic<std::uint64_t> g_stamp{0};
 
 namespace {
@@ -107,6 +109,8 @@ ThreadBuffer* attach_thread() {
   // Lossy mode drops what does not fit instead of waiting, so its ring never
   // gets the empty moment it would grow in: it starts at full size.
   if (g_options.lossy) buf->mask.store(ThreadBuffer::kSlots - 1, std::memory_order_relaxed);
+  const std::uint64_t size = buf->mask.load(std::memory_order_relaxed) + 1;
+  buf->limit = writer_launched() ? size : std::min(size, ThreadBuffer::kLazyStartSlots);
   buf->tid = os::gettid();
   buf->mapped_bytes = bytes;
   start_ring(*buf);
@@ -114,11 +118,24 @@ ThreadBuffer* attach_thread() {
   register_thread_exit(buf);
   count(format::Counter::kThreads);
   push(buf);
+  // A second thread: the program can no longer need to be alone (and nobody
+  // would tick for the two).
+  if (g_recording_threads.load(std::memory_order_relaxed) >= 2) writer_start_lazily();
   return buf;
 }
 
 RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
+  const std::uint64_t size = buf.mask.load(std::memory_order_relaxed) + 1;
+  if (buf.limit < size) {
+    writer_start_lazily();
+    // Not started yet (before our constructor): look again a little later.
+    const std::uint64_t used = h + n - buf.cached_tail;
+    buf.limit = writer_launched() || used + ThreadBuffer::kLazyStartSlots >= size
+                    ? size
+                    : used + ThreadBuffer::kLazyStartSlots;
+    if (used <= size) return &buf.slots[h & (size - 1)].event;
+  }
   if (g_options.lossy) {
     count(format::Counter::kDroppedLossy);
     return nullptr;
@@ -150,7 +167,10 @@ RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
   }
   count(format::Counter::kBackpressureWaitNs, now_ns() - start);
   // Published with this event's release store of `head` (thread_buffer.h).
-  if (grow) buf.mask.store(2 * slots - 1, std::memory_order_relaxed);
+  if (grow) {
+    buf.mask.store(2 * slots - 1, std::memory_order_relaxed);
+    buf.limit = 2 * slots;
+  }
   return &buf.slots[h & buf.mask.load(std::memory_order_relaxed)].event;
 }
 
@@ -188,6 +208,7 @@ void reset_buffers_after_fork() {
     // ids are per process).
     self->tail.store(0, std::memory_order_relaxed);
     self->cached_tail = 0;
+    self->limit = ThreadBuffer::kLazyStartSlots;  // the child starts without a writer
     self->tid = os::gettid();
     self->name_known = false;
     for (StackCacheEntry& c : self->cache) c = StackCacheEntry{};

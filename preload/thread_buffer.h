@@ -76,6 +76,10 @@ struct ThreadBuffer {
   static constexpr std::uint64_t kSlots = 8192;  // the most a ring holds; a power of two
   static constexpr std::uint64_t kFirstSlots = 512;
   static constexpr std::uint64_t kCacheEntries = 1024;
+  // Before the process's writer started, a ring this full starts it
+  // (writer_start_lazily): a process that records hardly anything, such as
+  // a launcher or Chromium's zygote, keeps a single thread.
+  static constexpr std::uint64_t kLazyStartSlots = 32;
 
   // Written by the owner only.
   alignas(64) std::atomic<std::uint64_t> head{0};
@@ -85,6 +89,9 @@ struct ThreadBuffer {
   // which the writer's acquire load of `head` pairs: the writer reads it after
   // that load, so it always has the size the slots it drains were written with.
   std::atomic<std::uint64_t> mask{kFirstSlots - 1};
+  // Slots in use past which reserve() takes the cold path: the ring's size,
+  // or less while the process has no writer yet (kLazyStartSlots). Owner only.
+  std::uint64_t limit = kFirstSlots;
   // Written by the writer thread only.
   alignas(64) std::atomic<std::uint64_t> tail{0};
   // Set once, before the buffer is published on the list.
@@ -111,22 +118,22 @@ extern std::atomic<ThreadBuffer*> g_buffers;
 // Returns null (and remembers it) if mmap fails.
 [[gnu::cold, gnu::noinline]] ThreadBuffer* attach_thread();
 
-// Waits for the writer to free `n` slots (backpressure), or drops the event
-// in lossy mode. A ring smaller than kSlots waits until it is empty and
-// doubles. Returns null if the event cannot be recorded.
+// Starts the writer if the process has none yet (the ring passed its
+// `limit`); then waits for the writer to free `n` slots (backpressure), or
+// drops the event in lossy mode. A ring smaller than kSlots waits until it is
+// empty and doubles. Returns null if the event cannot be recorded.
 [[gnu::cold, gnu::noinline]] RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n);
 
 // HOT PATH. The first of `n` slots (slots_of) to fill, or null when the
 // event is lost (counted).
 inline RawEvent* reserve(ThreadBuffer& buf, std::uint64_t n = 1) {
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
-  const std::uint64_t mask = buf.mask.load(std::memory_order_relaxed);  // ours: no ordering needed
-  if (h + n - buf.cached_tail > mask + 1) [[unlikely]] {
+  if (h + n - buf.cached_tail > buf.limit) [[unlikely]] {
     // Pairs with the writer's release store of `tail` after it consumed slots.
     buf.cached_tail = buf.tail.load(std::memory_order_acquire);
-    if (h + n - buf.cached_tail > mask + 1) return wait_for_space(buf, n);
+    if (h + n - buf.cached_tail > buf.limit) return wait_for_space(buf, n);
   }
-  return &buf.slots[h & mask].event;
+  return &buf.slots[h & buf.mask.load(std::memory_order_relaxed)].event;  // ours: no ordering needed
 }
 
 // HOT PATH. The second slot of a two-slot event being filled.

@@ -86,12 +86,26 @@ std::atomic<std::uint32_t> g_wake{0};
 std::atomic<std::uint32_t> g_finish_requested{0};
 std::atomic<std::uint32_t> g_finish_done{0};
 std::atomic<bool> g_started{false};
+// Claimed once per process by whoever starts the writer
+// (writer_start_lazily) or writes the dump without one (writer_finish).
+std::atomic<bool> g_launched{false};
 std::atomic<std::uint32_t> g_sync_requested{0};
 std::atomic<std::uint32_t> g_sync_done{0};
 // launch(eager): the writer opens the dump first and reports (1 opened, 2
 // failed) to launch(), which waits for it.
 std::atomic<bool> g_open_eagerly{false};
 std::atomic<std::uint32_t> g_open_result{0};
+
+// Parking (writer_park, docs/design/single_threaded.md): the writer writes
+// what is recorded as a frame, closes its descriptors, sets g_parked
+// (release; the parker's acquire pairs) and ends; the parker joins it. The
+// next writer takes the dump from g_handover_fd, a descriptor the parker
+// opened in the program's table, and reports through g_open_result.
+std::atomic<std::uint32_t> g_park_requested{0};
+std::atomic<std::uint32_t> g_parked{0};
+std::atomic<int> g_handover_fd{-1};
+std::atomic<std::uint64_t> g_writer_tid{0};
+pthread_t g_thread;
 
 // An exec about to happen (writer_sync_before_exec): the thread that wins
 // g_exec_claim (its acquire pairs with the release that frees it, so the
@@ -114,6 +128,8 @@ struct Writer {
   int fd = -1;
   int statm_fd = -1;
   int stat_fd = -1;
+  std::uint64_t dump_dev = 0;  // the dump's identity, to check the file reopened after a park
+  std::uint64_t dump_ino = 0;
   std::uint64_t last_alone_check_ns = 0;
   bool opened = false;
   bool failed = false;
@@ -262,6 +278,11 @@ bool open_file() {
   }
   make_path_absolute();  // only for messages: a failure leaves the name as it was
   g_w.fd = fd;
+  struct stat st {};
+  if (fstat(fd, &st) == 0) {
+    g_w.dump_dev = st.st_dev;
+    g_w.dump_ino = st.st_ino;
+  }
   char exe[4096];
   const ssize_t exe_len = readlink("/proc/self/exe", exe, sizeof(exe));
   OptionText options;
@@ -291,6 +312,20 @@ bool open_file() {
     return false;
   }
   return true;
+}
+
+// The dump the constructor created, opened again by path for appending
+// (with `high`, in the program's table); -1 if the path no longer names it
+// (the directory was renamed, a mount namespace changed).
+int reopen_dump(bool high) {
+  const int fd = guarded_open(g_w.path, O_WRONLY | O_APPEND, 0, high);
+  struct stat st {};
+  if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != g_w.dump_dev || st.st_ino != g_w.dump_ino)) {
+    guarded_close(fd);
+    errno = ENOENT;
+    return -1;
+  }
+  return fd;
 }
 
 // Appends one frame. A dump deleted while we write would lose everything
@@ -817,6 +852,27 @@ std::uint64_t sleep_ns(std::uint64_t now) {
   return wait < 20000 ? 20000 : wait;
 }
 
+// The writer leaves for good (finished, or failed): nobody joins it.
+void* end_unjoined() {
+  pthread_detach(pthread_self());
+  return nullptr;
+}
+
+// Everything recorded goes to the file before the thread ends; its
+// descriptors die with its table, so forget them (the next writer reopens
+// what it needs).
+void park() {
+  g_ticking.store(false, std::memory_order_release);
+  cycle();
+  flush_frame(false, /*complete=*/true);
+  guarded_close(g_w.fd);
+  guarded_close(g_w.statm_fd);
+  guarded_close(g_w.stat_fd);
+  g_w.fd = g_w.statm_fd = g_w.stat_fd = -1;
+  g_parked.store(1, std::memory_order_release);
+  os::futex_wake_all(g_parked);
+}
+
 void* writer_main(void*) {
   t_thread.depth = HookDepth::kInternal;  // for life: nothing this thread does is recorded
   sigset_t all;
@@ -833,12 +889,33 @@ void* writer_main(void*) {
   // with its threads' dup2() onto that number (docs/design/descriptors.md).
   // Hence the dump is opened here, not by launch() on the program's thread.
   use_private_descriptors();
-  if (g_open_eagerly.load(std::memory_order_acquire)) {
+  g_writer_tid.store(os::gettid(), std::memory_order_relaxed);
+  if (const int handover = g_handover_fd.load(std::memory_order_acquire); handover >= 0) {
+    // After a park: the dump, from the program's table into ours.
+    if (has_private_descriptors()) {
+      g_w.fd = borrow_program_fd(handover, O_WRONLY | O_APPEND);
+    } else {
+      g_w.fd = g_handover_fd.exchange(-1);  // adopted: guarded in the program's table like the rest
+    }
+    if (g_w.fd < 0) fail("cannot take back the dump after a namespace change: ", errno);
+    g_open_result.store(g_w.fd >= 0 ? 1 : 2, std::memory_order_release);
+    os::futex_wake_all(g_open_result);
+  } else if (g_w.opened && g_w.fd < 0) {
+    // The constructor wrote the header and closed it: ours from here on.
+    g_w.fd = reopen_dump(/*high=*/false);
+    if (g_w.fd < 0) fail("cannot reopen the dump ", errno);
+    g_open_result.store(g_w.fd >= 0 ? 1 : 2, std::memory_order_release);
+    os::futex_wake_all(g_open_result);
+    if (g_w.fd < 0) return end_unjoined();
+  } else if (g_open_eagerly.load(std::memory_order_acquire)) {
     const bool opened = open_file();
     g_open_result.store(opened ? 1 : 2, std::memory_order_release);
     os::futex_wake_all(g_open_result);
-    if (!opened) return nullptr;
+    if (!opened) return end_unjoined();
   }
+  publish_tick();
+  // Release pairs with order_stamp()'s acquire: a lone thread takes ticks from now on.
+  g_ticking.store(true, std::memory_order_release);
   for (;;) {
     const std::uint32_t seq = g_wake.load(std::memory_order_acquire);
     cycle();
@@ -864,7 +941,11 @@ void* writer_main(void*) {
       if (!g_w.failed) finish();
       g_finish_done.store(1, std::memory_order_release);
       os::futex_wake_all(g_finish_done);
-      return nullptr;
+      return end_unjoined();
+    }
+    if (g_park_requested.load(std::memory_order_acquire) != 0) {
+      park();
+      return nullptr;  // joined by writer_park()
     }
     if (only_writer_left(now_ns())) {
       finish();
@@ -971,9 +1052,29 @@ bool setup_buffers() {
   return true;
 }
 
-bool launch(bool eager) {
-  g_w.pid = static_cast<std::uint64_t>(getpid());
-  g_w.ppid = static_cast<std::uint64_t>(getppid());
+// Starts the writer thread; with `eager` or a handover, waits until it has
+// its dump. Joinable: writer_park() joins it, and it detaches itself when it
+// ends otherwise.
+bool start_thread(bool eager) {
+  g_open_eagerly.store(eager, std::memory_order_relaxed);
+  g_open_result.store(0, std::memory_order_relaxed);
+  const bool wait = eager || g_handover_fd.load(std::memory_order_relaxed) >= 0;
+  const int err = pthread_create(&g_thread, nullptr, writer_main, nullptr);
+  if (err != 0) {
+    log_line({"cannot start the writer thread: ", errno_text(err), "; recording stopped, the program goes on"});
+    return false;
+  }
+  if (wait) {
+    std::uint32_t result;
+    while ((result = g_open_result.load(std::memory_order_acquire)) == 0) os::futex_wait(g_open_result, 0, 0);
+    if (result != 1) return false;
+  }
+  g_started.store(true, std::memory_order_release);
+  return true;
+}
+
+// Everything launch() does but start the thread.
+bool prepare_launch() {
   // The recording started at the first hook (early_init's tick), before our
   // constructor ran: events from then on must not precede the start.
   const std::uint64_t mono = now_ns();
@@ -987,33 +1088,53 @@ bool launch(bool eager) {
     log_line({"cannot set up the writer's buffers; recording stopped, the program goes on"});
     return false;
   }
-  g_open_eagerly.store(eager, std::memory_order_relaxed);
-  g_open_result.store(0, std::memory_order_relaxed);
-  pthread_t thread;
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-  const int err = pthread_create(&thread, &attr, writer_main, nullptr);
-  pthread_attr_destroy(&attr);
-  if (err != 0) {
-    log_line({"cannot start the writer thread: ", errno_text(err), "; recording stopped, the program goes on"});
-    return false;
-  }
-  if (eager) {
-    std::uint32_t result;
-    while ((result = g_open_result.load(std::memory_order_acquire)) == 0) os::futex_wait(g_open_result, 0, 0);
-    if (result != 1) return false;
-  }
-  g_started.store(true, std::memory_order_release);
   return true;
+}
+
+// A process that ends before anything started its writer: this thread
+// writes the dump itself (it may be in a signal handler, where starting a
+// thread could wait for a malloc lock the interrupted code holds).
+void finish_without_writer() {
+  HookScope scope(HookDepth::kInternal);
+  if (g_w.opened && g_w.fd < 0) {
+    g_w.fd = reopen_dump(/*high=*/true);
+    if (g_w.fd < 0) {
+      fail("cannot reopen the dump ", errno);
+      return;
+    }
+  }
+  finish();
+  g_finish_done.store(1, std::memory_order_release);
 }
 
 }  // namespace
 
-bool writer_start(bool eager) {
+bool writer_prepare() {
   HookScope scope(HookDepth::kInternal);
+  g_w.pid = static_cast<std::uint64_t>(getpid());
+  g_w.ppid = static_cast<std::uint64_t>(getppid());
   if (g_options.start_disabled) note_recording_toggle(false, now_ns());
-  return launch(eager);
+  if (!prepare_launch()) return false;
+  // The dump exists from the start, with its header, even if the writer
+  // never starts (a process killed first shows as cut short, not missing),
+  // and a directory nobody may write is reported now. Program start: no
+  // other thread of the program can be using descriptor numbers yet.
+  if (!open_file()) return false;
+  guarded_close(g_w.fd);
+  g_w.fd = -1;
+  return true;
+}
+
+bool writer_launched() { return g_launched.load(std::memory_order_acquire); }
+
+void writer_start_lazily() {
+  if (g_launched.load(std::memory_order_acquire) ||
+      g_state.load(std::memory_order_relaxed) != RecorderState::kRecording ||
+      g_launched.exchange(true, std::memory_order_acq_rel)) {
+    return;
+  }
+  HookScope scope(HookDepth::kInternal);
+  if (!start_thread(/*eager=*/true)) g_state.store(RecorderState::kStopped);
 }
 
 void wake_writer() {
@@ -1022,6 +1143,10 @@ void wake_writer() {
 }
 
 void writer_finish(std::uint64_t timeout_ns) {
+  if (!g_launched.load(std::memory_order_acquire) && !g_launched.exchange(true, std::memory_order_acq_rel)) {
+    finish_without_writer();
+    return;
+  }
   if (!g_started.load(std::memory_order_acquire)) return;
   g_finish_requested.store(1, std::memory_order_release);
   wake_writer();
@@ -1034,6 +1159,7 @@ void writer_finish(std::uint64_t timeout_ns) {
 }
 
 void writer_sync_before_exec(const char* path, std::uint64_t timeout_ns) {
+  writer_start_lazily();  // the Exec record ends the dump: it needs a writer
   // Two threads exec'ing at once: the second syncs without an Exec record
   // (at most one exec replaces the image; the kernel ends the other thread).
   if (path == nullptr || g_exec_claim.exchange(true, std::memory_order_acquire)) return writer_sync(timeout_ns);
@@ -1066,6 +1192,47 @@ void writer_sync(std::uint64_t timeout_ns) {
 
 std::uint64_t recorded_pid() { return g_w.pid; }
 
+bool writer_park(std::uint64_t timeout_ns) {
+  HookScope scope(HookDepth::kInternal);
+  if (!g_started.load(std::memory_order_acquire) || g_finish_done.load(std::memory_order_acquire) != 0) return false;
+  g_park_requested.store(1, std::memory_order_release);
+  wake_writer();
+  const std::uint64_t deadline = now_ns() + timeout_ns;
+  while (g_parked.load(std::memory_order_acquire) == 0 && g_finish_done.load(std::memory_order_acquire) == 0) {
+    const std::uint64_t now = now_ns();
+    if (now >= deadline) return false;  // the writer stays; the program's call fails as it did without parking
+    os::futex_wait(g_parked, 0, deadline - now > 1000000 ? 1000000 : deadline - now);
+  }
+  g_park_requested.store(0, std::memory_order_relaxed);
+  if (g_parked.load(std::memory_order_acquire) == 0) return false;  // it finished or failed instead
+  g_parked.store(0, std::memory_order_relaxed);
+  g_started.store(false, std::memory_order_release);
+  pthread_join(g_thread, nullptr);
+  // pthread_join returns once the kernel cleared the thread's tid, which it
+  // does before it unhashes the task (kernel/exit.c: exit_mm, then
+  // exit_notify): until then /proc/self/task still lists it, and a program
+  // that counts its threads there (Chromium's zygote) would see two.
+  const auto tid = static_cast<long>(g_writer_tid.load(std::memory_order_relaxed));
+  for (int i = 0; i < 100000 && syscall(SYS_tgkill, static_cast<long>(getpid()), tid, 0) == 0; ++i) sched_yield();
+  // The dump, for the next writer: by path now, while the path still names
+  // it (a setns into another mount namespace may change that).
+  if (g_w.opened && !g_w.failed) g_handover_fd.store(reopen_dump(/*high=*/true), std::memory_order_release);
+  return true;
+}
+
+void writer_resume() {
+  HookScope scope(HookDepth::kInternal);
+  if (g_w.opened && !g_w.failed && g_handover_fd.load(std::memory_order_relaxed) < 0) {
+    log_line(
+        {"cannot reopen the dump ", g_w.path, " after a namespace change; recording stopped, the program goes on"});
+    g_state.store(RecorderState::kStopped);
+    return;
+  }
+  if (!start_thread(/*eager=*/false)) g_state.store(RecorderState::kStopped);
+  const int left = g_handover_fd.exchange(-1);
+  if (left >= 0) guarded_close(left);
+}
+
 void writer_restart_in_child() {
   // The parent's file and thread are not ours; its buffers and compression
   // context are ours to reuse (copies of the parent's pages).
@@ -1090,13 +1257,21 @@ void writer_restart_in_child() {
   g_sync_done.store(0);
   g_exec_claim.store(false);
   g_exec_requested.store(false);
+  g_park_requested.store(0);
+  g_parked.store(0);
+  g_handover_fd.store(-1);
   g_exec_error.store(0);
   g_started.store(false);
   for (Toggle& t : g_toggles) t.ready.store(0);
   g_toggle_next.store(0);
   if (!g_enabled.load()) note_recording_toggle(false, now_ns());
   modules_mark_unwritten();
-  if (!launch(/*eager=*/false)) g_state.store(RecorderState::kStopped);
+  // Like the parent at its start, the child gets a writer when it needs one.
+  g_launched.store(false);
+  g_ticking.store(false);
+  g_w.pid = static_cast<std::uint64_t>(getpid());
+  g_w.ppid = static_cast<std::uint64_t>(getppid());
+  if (!prepare_launch()) g_state.store(RecorderState::kStopped);
 }
 
 void note_recording_toggle(bool on, std::uint64_t time_ns) {

@@ -9,16 +9,26 @@
 
 namespace memrec::preload {
 
-// Sets up buffers and the compression context, opens the file now (`eager`)
-// or at the first frame, and starts the thread. False if recording cannot
-// start (reported on stderr).
-bool writer_start(bool eager);
+// The writer starts when it is first needed, not with the program (see
+// docs/design/single_threaded.md): a ring is full, a second thread records,
+// or the process execs. Until then nothing is drained or ticked.
+// writer_prepare() notes the process the dump is for, sets up the buffers
+// and creates the dump with its header (the constructor); false if that
+// failed (reported on stderr).
+bool writer_prepare();
+// Cold: sets up buffers and the compression context, creates the dump and
+// starts the thread, once per process; stops the recording (reported on
+// stderr) if that fails. Does nothing before the constructor chose to record.
+[[gnu::cold, gnu::noinline]] void writer_start_lazily();
+// Whether this process's writer was started (or its dump written without one).
+bool writer_launched();
 
 // HOT-PATH-SAFE. Wakes the writer early (a ring is full).
 void wake_writer();
 
 // Drains everything, writes the final counters and End, closes the file.
-// Waits at most `timeout_ns`. Async-signal-safe; idempotent.
+// Waits at most `timeout_ns`. Async-signal-safe; idempotent. A process whose
+// writer never started writes its dump on the calling thread.
 void writer_finish(std::uint64_t timeout_ns);
 
 // Writes everything recorded so far as a frame and waits for it (at most
@@ -38,6 +48,16 @@ void writer_note_exec_failed(int error, std::uint64_t time_ns);
 // The pid the current file belongs to. A vfork child shares our memory but
 // not our pid, and must not end the parent's recording.
 std::uint64_t recorded_pid();
+
+// Before a call that needs the process to have one thread (unshare of a user
+// namespace, setns): writes what is recorded, ends the writer thread and
+// waits until the kernel no longer lists it. False if there was no writer to
+// park (or it did not stop within `timeout_ns`); true obliges the caller to
+// writer_resume() after the call. The program's other threads, if any, wait
+// for room in their rings meanwhile.
+bool writer_park(std::uint64_t timeout_ns);
+// Starts a writer again after writer_park(), appending to the same dump.
+void writer_resume();
 
 // In a fork child, from the atfork handler: the parent's writer thread does
 // not exist here. Forgets its state and starts a new writer for a new file.

@@ -1,8 +1,9 @@
 // The child gets LD_PRELOAD, MEMREC_OUTPUT (made absolute, so a program that
-// chdir()s still writes where the user asked) and MEMREC_START_DISABLED. The
-// dumps are found afterwards by matching the template's file names in its
-// directory against those there before the start: every process of the tree
-// (fork children, exec'd programs) writes its own file there.
+// chdir()s still writes where the user asked), MEMREC_START_DISABLED and, with
+// --only, MEMREC_ONLY. The dumps are found afterwards by matching the
+// template's file names in its directory against those there before the
+// start: every recorded process of the tree (fork children, exec'd programs)
+// writes its own file there.
 #include "run/run_command.h"
 
 #include <fnmatch.h>
@@ -14,7 +15,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <set>
+
+#include "memrec/reader/file_header_reader.h"
 
 #include "exit_codes.h"
 
@@ -58,12 +62,14 @@ std::set<std::string> matching_files(const fs::path& dir, const std::string& pat
   return out;
 }
 
-std::vector<std::string> child_environment(const std::string& preload, const std::string& output, bool disabled) {
+std::vector<std::string> child_environment(const std::string& preload, const std::string& output,
+                                           const RunOptions& options) {
   std::vector<std::string> env;
   std::string ld_preload = preload;
   for (char** e = environ; *e != nullptr; ++e) {
     const std::string_view var(*e);
     if (var.starts_with("MEMREC_OUTPUT=") || var.starts_with("MEMREC_START_DISABLED=")) continue;
+    if (options.only && var.starts_with("MEMREC_ONLY=")) continue;
     if (var.starts_with("LD_PRELOAD=")) {
       if (var.size() > 11) ld_preload += ":" + std::string(var.substr(11));
       continue;
@@ -72,8 +78,43 @@ std::vector<std::string> child_environment(const std::string& preload, const std
   }
   env.push_back("LD_PRELOAD=" + ld_preload);
   env.push_back("MEMREC_OUTPUT=" + output);
-  env.push_back(std::string("MEMREC_START_DISABLED=") + (disabled ? "1" : "0"));
+  env.push_back(std::string("MEMREC_START_DISABLED=") + (options.start_disabled ? "1" : "0"));
+  if (options.only) env.push_back("MEMREC_ONLY=" + *options.only);
   return env;
+}
+
+// The process a dump belongs to, from its header; nullopt if the header does
+// not read (the writer failed before finishing it).
+std::optional<DumpProcess> dump_process(const std::string& path) {
+  constexpr std::size_t kHeaderReadBytes = 1 << 20;  // the header holds a cmdline of at most 64 KiB
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::byte> bytes(kHeaderReadBytes);
+  in.read(reinterpret_cast<char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  const auto header = reader::parse_file_header(bytes, path);
+  if (!header) return std::nullopt;
+  return DumpProcess{path, header->pid, header->start_mono_ns};
+}
+
+// The closing line: how many dumps, and which one to open first.
+void summarize(const std::vector<std::string>& written, const fs::path& output, std::uint64_t root_pid,
+               std::ostream& err) {
+  if (written.empty()) {
+    err << "memrec: no dump was written under " << output.string() << "\n";
+    return;
+  }
+  std::vector<DumpProcess> processes;
+  for (const std::string& f : written) {
+    if (auto p = dump_process(f)) processes.push_back(*p);
+  }
+  std::string main = main_dump(processes, root_pid);
+  if (main.empty()) main = written.front();
+  if (written.size() == 1) {
+    err << "memrec: 1 dump: " << main << "\n";
+  } else {
+    err << "memrec: " << written.size() << " dumps in " << output.parent_path().string() << "; the main one: " << main
+        << "\n";
+  }
 }
 
 std::vector<char*> c_strings(std::vector<std::string>& strings) {
@@ -95,6 +136,19 @@ int wait_exit_code(pid_t pid) {
 }
 
 }  // namespace
+
+std::string main_dump(const std::vector<DumpProcess>& dumps, std::uint64_t root_pid) {
+  const DumpProcess* best = nullptr;
+  for (const DumpProcess& d : dumps) {
+    if (d.pid != root_pid) continue;
+    if (best == nullptr || d.start_mono_ns > best->start_mono_ns) best = &d;
+  }
+  if (best != nullptr) return best->path;
+  for (const DumpProcess& d : dumps) {
+    if (best == nullptr || d.start_mono_ns < best->start_mono_ns) best = &d;
+  }
+  return best != nullptr ? best->path : std::string();
+}
 
 std::vector<std::string> preload_candidates(const std::string& self_exe) {
   const fs::path dir = fs::path(self_exe).parent_path();
@@ -137,7 +191,7 @@ int run_command(const RunOptions& options, std::ostream& err) {
   const std::string pattern = name_pattern(output.filename().string());
   const std::set<std::string> before = matching_files(out_dir, pattern);
 
-  std::vector<std::string> env = child_environment(preload, output.string(), options.start_disabled);
+  std::vector<std::string> env = child_environment(preload, output.string(), options);
   std::vector<std::string> argv = options.command;
   std::vector<char*> c_env = c_strings(env);
   std::vector<char*> c_argv = c_strings(argv);
@@ -169,13 +223,11 @@ int run_command(const RunOptions& options, std::ostream& err) {
   sigaction(SIGQUIT, &old_quit, nullptr);
 
   const std::set<std::string> after = matching_files(out_dir, pattern);
-  std::size_t written = 0;
+  std::vector<std::string> written;
   for (const std::string& f : after) {
-    if (before.count(f) != 0) continue;
-    err << "memrec: dump written to " << f << "\n";
-    ++written;
+    if (before.count(f) == 0) written.push_back(f);
   }
-  if (written == 0) err << "memrec: no dump was written under " << output.string() << "\n";
+  summarize(written, output, static_cast<std::uint64_t>(pid), err);
   err.flush();
   return code;
 }

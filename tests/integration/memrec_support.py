@@ -10,6 +10,7 @@ import dataclasses
 import functools
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -265,6 +266,26 @@ def dump_of_exe(dumps: Iterable[Mapping], exe_name: str) -> list[Mapping]:
 
 def memrec_lines(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("memrec:")]
+
+
+# `memrec run`'s closing line (analyzer/run/run_command.cpp).
+RUN_SUMMARY = re.compile(r"memrec: (?:(?P<n>\d+) dumps in (?P<dir>.+); the main one: (?P<main>.+)|1 dump: (?P<one>.+))")
+
+
+def run_summary(stderr: str) -> tuple[int, Path]:
+    """The number of dumps `memrec run` says it wrote, and the main one;
+    fails the test unless its stderr ends with that one line."""
+    lines = stderr.splitlines()
+    match = RUN_SUMMARY.fullmatch(lines[-1]) if lines else None
+    assert match, f"no closing `memrec run` line in:\n{stderr}"
+    if match["one"] is not None:
+        return 1, Path(match["one"])
+    return int(match["n"]), Path(match["main"])
+
+
+def without_run_summary(stderr: str) -> list[str]:
+    """The lines of a `memrec run`'s stderr but its closing one."""
+    return [line for line in stderr.splitlines() if not RUN_SUMMARY.fullmatch(line)]
 
 
 # ---- memrec report --json (tests/integration/test_report_*.py) -------------

@@ -79,9 +79,10 @@ def assert_same_run(run, plain) -> None:
     assert run.stderr == plain.stderr
 
 
-def dumps_listed(run) -> list[Path]:
-    prefix = "memrec: dump written to "
-    return sorted(Path(line[len(prefix):]) for line in run.stderr.splitlines() if line.startswith(prefix))
+def assert_summary_counts(run, dats: list[Path]) -> None:
+    """`memrec run`'s closing line counts every dump, and names one of them."""
+    count, main = support.run_summary(run.stderr)
+    assert count == len(dats) and main in dats, (run.stderr, dats)
 
 
 def memrec_run(build, out_dir: Path, argv: list[str], cwd: Path, env=None) -> support.Run:
@@ -346,12 +347,12 @@ def test_gxx_compiling_an_stl_source_writes_a_whole_dump_per_process(build, memr
     plain = run_plain(argv[0], *argv[1:], cwd=plain_dir)
     # then both succeed and the object files are byte for byte the same
     assert (run.returncode, run.stdout) == (plain.returncode, plain.stdout) == (0, ""), run.describe()
-    assert [line for line in run.stderr.splitlines() if not line.startswith("memrec: dump written to ")] == []
+    assert support.without_run_summary(run.stderr) == []
     assert (recorded / "word_index.o").read_bytes() == (plain_dir / "word_index.o").read_bytes()
     # and every process of the tree (the driver, cc1plus, as) wrote a dump that
     # memrec run listed, which reads whole
     dats = sorted(out_dir.iterdir())
-    assert dumps_listed(run) == dats
+    assert_summary_counts(run, dats)
     finished = assert_recorded_whole(build, dats, info)
     names = sorted(Path(p["exe"]).name for p in finished)
     assert "cc1plus" in names, names
@@ -381,7 +382,7 @@ def test_shell_pipeline_writes_a_dump_per_process_and_prints_the_same(build, mem
     # and every process wrote a dump, listed by memrec run, that reads whole:
     # the shell and each program of the pipeline exactly once
     dats = sorted(out_dir.iterdir())
-    assert dumps_listed(run) == dats
+    assert_summary_counts(run, dats)
     finished = assert_recorded_whole(build, dats, info)
     shell = os.path.basename(os.path.realpath("/bin/sh"))
     assert Counter(Path(p["exe"]).name for p in finished) == Counter(

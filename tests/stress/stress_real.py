@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import resource
 import shutil
 import signal
@@ -27,6 +28,8 @@ import time
 from pathlib import Path
 
 LOSS_COUNTERS = ("missed_reentrant", "missed_no_buffer", "missed_stopped", "dropped_lossy")
+# `memrec run`'s closing line (analyzer/run/run_command.cpp).
+RUN_SUMMARY = re.compile(r"memrec: (?:\d+ dumps in .+; the main one: .+|1 dump: .+|no dump was written under .+)")
 
 
 def run(argv, env, cwd=None, input=None, timeout=600, preexec_fn=None):
@@ -100,7 +103,7 @@ class RealPrograms:
         if via_run:
             full = [self.s.memrec, "run", "--output", out_dir / "%e.%p.dat", "--", *argv]
             rec = run(full, self.env(env), cwd=cwd_rec, input=input)
-            rec_err = "\n".join(l for l in rec[2].splitlines() if not l.startswith("memrec: dump written to "))
+            rec_err = "\n".join(l for l in rec[2].splitlines() if not RUN_SUMMARY.fullmatch(l))
         else:
             rec = run(argv, self.preload_env(out_dir, env), cwd=cwd_rec, input=input)
             rec_err = rec[2]

@@ -100,7 +100,7 @@ TEST_SUITE("preload/options") {
     read_options();
     OptionText text;
     describe_options(text);
-    REQUIRE(text.count == 9);
+    REQUIRE(text.count == 10);
     bool found = false;
     for (std::size_t i = 0; i < text.count; ++i) {
       if (text.pairs[i].key == "max_depth") found = text.pairs[i].value == "64";

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -15,10 +16,23 @@ using namespace memrec::preload;
 
 namespace {
 
-// Sets the recorder's shared state and this thread's as a test needs it.
-void set_state(std::uint32_t threads) {
+// Sets the recorder's shared state and this thread's as a test needs it:
+// a writer ticking (`ticking`) or none yet.
+void set_state(std::uint32_t threads, bool ticking = true) {
   g_recording_threads.store(threads);
+  g_ticking.store(ticking);
   t_thread.last_stamp = 0;
+}
+
+// The first stamp of a thread that starts recording as the second one.
+std::uint64_t stamp_of_a_second_thread() {
+  std::uint64_t second = 0;
+  std::thread([&] {
+    g_recording_threads.fetch_add(1);
+    t_thread.last_stamp = 0;
+    second = order_stamp();
+  }).join();
+  return second;
 }
 
 }  // namespace
@@ -39,17 +53,30 @@ TEST_SUITE("preload/order_stamp") {
     publish_tick();
     const std::uint64_t alone = order_stamp();
     // when a second thread starts recording and stamps an event
-    std::uint64_t second = 0;
-    std::thread([&] {
-      g_recording_threads.fetch_add(1);
-      t_thread.last_stamp = 0;
-      second = order_stamp();
-    }).join();
+    const std::uint64_t second = stamp_of_a_second_thread();
     // then its event comes strictly later: at equal times a free would sort
     // before the allocation it may have freed
     CHECK(second > alone);
     // and so does the first thread's next event
     CHECK(order_stamp() > second);
+  }
+
+  TEST_CASE("before any writer ticks, a lone thread's stamps follow the clock") {
+    set_state(1, /*ticking=*/false);
+    const std::uint64_t before = now_ns();
+    const std::uint64_t first = order_stamp();
+    const timespec pause{0, 2000000};
+    nanosleep(&pause, nullptr);
+    const std::uint64_t second = order_stamp();
+    CHECK(first >= before);
+    CHECK(second >= first + 2000000);
+  }
+
+  TEST_CASE("before any writer ticks, a second thread's first stamp sorts after the first thread's") {
+    set_state(1, /*ticking=*/false);
+    const std::uint64_t alone = order_stamp();
+    CHECK(stamp_of_a_second_thread() > alone);
+    set_state(1);
   }
 
   TEST_CASE("threads recording at once take distinct stamps, each thread's rising") {

@@ -56,9 +56,17 @@ inline constexpr EnvironmentVariable kEnvZstdLevel{
     "the program waited for a writer whose compressing took more than a quarter, it goes down to 1 and climbs "
     "again from there."};
 
+inline constexpr EnvironmentVariable kEnvOnly{
+    "MEMREC_ONLY", "", "only",
+    "A shell glob (fnmatch) naming the programs to record, e.g. python3 or 'python3*'. A process records only if "
+    "the glob matches the name it was run as (the last element of its argv[0], as in %e) or the name of the file "
+    "it runs (/proc/self/exe's last element). Any other process passes every call through, starts no writer "
+    "thread and writes no dump, but keeps the preload and these variables for its children, which are matched in "
+    "turn when they exec. Empty (the default) records every process. `memrec run` sets it from --only."};
+
 inline constexpr EnvironmentVariable kEnvironment[] = {
     kEnvOutput,        kEnvStartDisabled,   kEnvSignal, kEnvMaxDepth,  kEnvFollowExec,
-    kEnvRssIntervalMs, kEnvFlushIntervalMs, kEnvLossy,  kEnvZstdLevel,
+    kEnvRssIntervalMs, kEnvFlushIntervalMs, kEnvLossy,  kEnvZstdLevel, kEnvOnly,
 };
 
 }  // namespace memrec::preload
