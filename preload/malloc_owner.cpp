@@ -22,6 +22,36 @@ const char* base_name(const char* path) {
   return slash == nullptr ? path : slash + 1;
 }
 
+// The first object after `from` in load order (the global scope's order for
+// the objects loaded at start) that defines `malloc` itself, or null.
+link_map* first_definer_after(link_map* from) {
+  for (link_map* m = from->l_next; m != nullptr; m = m->l_next) {
+    if (m->l_name == nullptr || m->l_name[0] == '\0') continue;
+    void* handle = dlopen(m->l_name, RTLD_LAZY | RTLD_NOLOAD);
+    if (handle == nullptr) continue;
+    void* symbol = dlsym(handle, "malloc");
+    dlclose(handle);
+    Dl_info info{};
+    link_map* owner = nullptr;
+    if (symbol != nullptr && dladdr1(symbol, &info, reinterpret_cast<void**>(&owner), RTLD_DL_LINKMAP) != 0 &&
+        owner == m) {
+      return m;
+    }
+  }
+  return nullptr;
+}
+
+// Whether `address`, found in the executable, is only its PLT entry for an
+// undefined malloc: a non-PIC executable that takes malloc's address (python3
+// does) makes that entry the canonical address, so dlsym returns it, while
+// its calls still go to the first definition in the scope.
+bool is_undefined_in_executable(void* address) {
+  Dl_info info{};
+  void* entry = nullptr;
+  if (dladdr1(address, &info, &entry, RTLD_DL_SYMENT) == 0 || entry == nullptr) return false;
+  return static_cast<const ElfW(Sym)*>(entry)->st_shndx == SHN_UNDEF;
+}
+
 }  // namespace
 
 void check_malloc_owner() {
@@ -38,6 +68,11 @@ void check_malloc_owner() {
           0 ||
       found == mine) {
     return;
+  }
+  if ((found->l_name == nullptr || found->l_name[0] == '\0') && is_undefined_in_executable(theirs)) {
+    found = first_definer_after(found);
+    if (found == nullptr || found == mine) return;
+    theirs = dlsym(RTLD_NEXT, "malloc");  // only a non-zero mark for the dump; the name is what is reported
   }
   g_foreign.store(reinterpret_cast<std::uintptr_t>(theirs), std::memory_order_relaxed);
   // The executable's map has an empty name (dladdr's dli_fname is argv[0] then).

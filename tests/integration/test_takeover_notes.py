@@ -72,6 +72,23 @@ def test_an_allocator_ahead_in_ld_preload_is_said_once_and_noted_in_every_dump(b
     assert f"  note      {message}\n" in info_text(build, run.dats[0])
 
 
+def test_an_executable_taking_mallocs_address_is_not_mistaken_for_its_owner(build, record, run_plain, only_dump):
+    # given Debian's python3, a non-PIC executable that takes &malloc: dlsym
+    # then names its PLT entry, in the executable, which defines no malloc
+    run = record("/usr/bin/python3", "-c", "print(1)")
+    # then nothing is said and its allocations are recorded
+    assert (run.returncode, run.stdout, memrec_lines(run.stderr)) == (0, "1\n", []), run.describe()
+    assert only_dump(run)["counts"]["alloc"] > 0
+    # and with tcmalloc ahead of us, that is still seen through the PLT entry
+    tcmalloc = allocator("libtcmalloc.so.4")
+    ahead = record("/usr/bin/python3", "-c", "print(1)", env={"LD_PRELOAD": f"{tcmalloc} {build.preload}"})
+    plain = run_plain("/usr/bin/python3", "-c", "print(1)", env={"LD_PRELOAD": str(tcmalloc)})
+    assert (ahead.returncode, ahead.stdout) == (plain.returncode, plain.stdout) == (0, "1\n")
+    assert memrec_lines(ahead.stderr) == [
+        "memrec: the program's malloc is libtcmalloc.so.4's, not memrec's: its allocations are not recorded; "
+        "put libmemrec.so first in LD_PRELOAD"]
+
+
 @pytest.mark.parametrize("program", ["jemalloc_prog", "cpp_new_tcmalloc"])
 def test_a_program_linked_against_another_allocator_gets_no_note(build, record, only_dump, program):
     # given a program linked (not preloaded) against jemalloc or tcmalloc,
