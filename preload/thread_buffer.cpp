@@ -127,21 +127,21 @@ ThreadBuffer* attach_thread() {
 RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
   const std::uint64_t h = buf.head.load(std::memory_order_relaxed);
   std::uint64_t size = buf.mask.load(std::memory_order_relaxed) + 1;
-  if (buf.limit < size || !writer_launched()) {
+  if (buf.limit < size) {
     writer_start_lazily();
-    // Not started yet (before our constructor): look again a little later,
-    // and if the ring fills first, in the wait below.
+    // Not started yet (before our constructor): look again a little later.
     const std::uint64_t used = h + n - buf.cached_tail;
     // A ring no writer has drained yet (the libraries' constructors that run
     // before ours allocate thousands of blocks) grows at once: its events sit
     // at positions [0, h) within the old size, which the larger mask indexes
     // the same way, so even a writer starting now reads them right.
-    while (used > size && h <= size && buf.tail.load(std::memory_order_acquire) == 0 &&
-           size < ThreadBuffer::kSlots && take_growth(size)) {
+    while (used > size && h <= size && buf.tail.load(std::memory_order_acquire) == 0 && size < ThreadBuffer::kSlots &&
+           take_growth(size)) {
       size *= 2;
       buf.mask.store(size - 1, std::memory_order_relaxed);
     }
-    buf.limit = writer_launched() ? size : std::min(size, used + ThreadBuffer::kLazyStartSlots);
+    // Below the ring's size while no writer runs, so the next event looks again.
+    buf.limit = writer_launched() ? size : std::min(size - 1, used + ThreadBuffer::kLazyStartSlots);
     if (used <= size) return &buf.slots[h & (size - 1)].event;
   }
   if (g_options.lossy) {
@@ -163,7 +163,6 @@ RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
       if (grow) g_grown_slots.fetch_sub(slots, std::memory_order_relaxed);
       return nullptr;
     }
-    writer_start_lazily();  // before our constructor, the ring filled without a writer
     wake_writer();
     if (spins < 16) {
       sched_yield();
