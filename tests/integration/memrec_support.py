@@ -314,31 +314,51 @@ def report(build: Build, *dats: Path, args: Sequence[str] = ()) -> dict:
     return doc
 
 
+# Forks `memrec report` and prints its ru_maxrss from wait4. A process's
+# ru_maxrss also holds the peak of the image it exec'd from (Linux keeps the
+# old mm's high-water mark at exec), and subprocess vforks from pytest, whose
+# own RSS late in the suite (~240 MB) then showed up as memrec's. Forked from
+# this small python instead, memrec starts from its few megabytes.
+_PEAK_RSS_OF_CHILD = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+_, status, usage = os.wait4(pid, 0)
+print(os.waitstatus_to_exitcode(status), usage.ru_maxrss, file=sys.stderr)
+"""
+
+
+def run_with_peak_rss(argv: Sequence, env: dict, out_path: Path, err_path: Path) -> tuple[int, int]:
+    """Runs argv (stdout and stderr to the files) and returns its exit code and
+    the most memory it held resident, in KiB: its own, not pytest's."""
+    with open(out_path, "wb") as out, open(err_path, "wb") as err:
+        proc = subprocess.Popen(["/usr/bin/python3", "-c", _PEAK_RSS_OF_CHILD, *map(str, argv)], env=env,
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True)
+    try:
+        proc.wait(timeout=TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc)
+        proc.wait()
+        pytest.fail(f"timed out after {TIMEOUT_S} s: {' '.join(map(str, argv))}")
+    lines = err_path.read_text().splitlines()
+    assert proc.returncode == 0 and lines, f"{argv[0]} was not run: {lines}"
+    code, peak_kib = (int(v) for v in lines[-1].split())
+    err_path.write_text("\n".join(lines[:-1]))
+    return code, peak_kib
+
+
 def report_with_peak_rss(build: Build, *dats: Path, tmp_path: Path) -> tuple[dict, int]:
     """report() of the dumps, and the most memory `memrec report` held
-    resident, in KiB: its own, from wait4 (RUSAGE_CHILDREN would count every
-    child the test ran, the recorded program too). Its output goes to files,
-    as it is reaped here rather than by communicate()."""
-    argv = [str(build.memrec), "report", "--json", "--top", "1000", *map(str, dats)]
+    resident, in KiB: its own (RUSAGE_CHILDREN would count every child the
+    test ran, the recorded program too). Its output goes to files."""
+    argv = [build.memrec, "report", "--json", "--top", "1000", *dats]
     out_path, err_path = tmp_path / "report.json", tmp_path / "report.err"
-    with open(out_path, "wb") as out, open(err_path, "wb") as err:
-        proc = subprocess.Popen(argv, env=clean_env(), stdin=subprocess.DEVNULL, stdout=out, stderr=err,
-                                start_new_session=True)
-    deadline = time.monotonic() + TIMEOUT_S
-    while True:
-        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-        if pid == proc.pid:
-            break
-        if time.monotonic() > deadline:
-            kill_tree(proc)
-            proc.wait()
-            pytest.fail(f"timed out after {TIMEOUT_S} s: {' '.join(argv)}")
-        time.sleep(0.05)
-    proc.returncode = os.waitstatus_to_exitcode(status)  # so Popen does not wait for it again
-    assert proc.returncode == 0, f"memrec report failed:\n{err_path.read_text()}"
+    code, peak_kib = run_with_peak_rss(argv, clean_env(), out_path, err_path)
+    assert code == 0, f"memrec report failed:\n{err_path.read_text()}"
     doc = json.loads(out_path.read_text())
     assert_report_tables(doc)
-    return doc, usage.ru_maxrss
+    return doc, peak_kib
 
 
 RANKINGS = ("leaked", "peak", "allocated", "allocations", "temporary", "runtime_retained")

@@ -1,7 +1,5 @@
 """Threads: frees on another thread than the allocation, address reuse across
 threads, and threads that exit before their events are written."""
-import os
-import subprocess
 
 import memrec_support as support
 from memrec_support import assert_consistent, assert_leaks, leaked_by_function, sites_by_function
@@ -182,33 +180,26 @@ def test_two_thousand_threads_alive_at_once_are_reported_exactly_in_little_memor
     assert_leaks(leaked_by_function(build, rep), {"crowd_leak": (2000, 2000 * 1000)}, ignore=("run_crowd",))
     # and the report's memory depends neither on the threads alive at once
     # nor on how many events the dump makes it hold back (32 bytes each,
-    # past a million of them in a file): once a megabyte or more per thread.
-    # Quiet runs peak at 95-113 MB, also with 7.6 M events held back; two runs
-    # of the whole suite saw 239 MB with under a million held, a cost not yet
-    # explained, so the bound is 320 MiB: it still fails at 160 KB per thread.
-    assert peak_rss_kib < 320 * 1024, \
+    # past a million of them in a file): once a megabyte or more per thread
+    assert peak_rss_kib < 200 * 1024, \
         f"memrec report peaked at {peak_rss_kib} KiB of RSS ({rep['dump']['max_pending_events']} events held back)"
 
 
-def _peak_rss_kib(argv, env):
-    """Runs argv; its exit status, stdout and the most memory it held resident, in KiB (wait4)."""
-    proc = subprocess.Popen([str(a) for a in argv], env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    out = proc.stdout.read()
-    _, status, usage = os.wait4(proc.pid, 0)
-    proc.stdout.close()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return proc.returncode, out.decode(), usage.ru_maxrss
+def _peak_rss_kib(argv, env, tmp_path):
+    """Runs argv; its exit status, stdout and the most memory it held resident, in KiB."""
+    out, err = tmp_path / f"{len(list(tmp_path.iterdir()))}.out", tmp_path / "rss.err"
+    code, peak_kib = support.run_with_peak_rss(argv, env, out, err)
+    return code, out.read_text(), peak_kib
 
 
 def test_two_thousand_threads_cost_the_recorder_kilobytes_each(build, tmp_path):
     # given thread_crowd: 2000 threads alive at once, with 64 KiB stacks,
     # each making 20 allocations
     argv = [build.program("thread_crowd"), "2000", "20"]
-    plain = _peak_rss_kib(argv, support.clean_env())
+    plain = _peak_rss_kib(argv, support.clean_env(), tmp_path)
     # when it runs under the preload
     recorded = _peak_rss_kib(argv, support.clean_env({"LD_PRELOAD": str(build.preload),
-                                                      "MEMREC_OUTPUT": str(tmp_path / "crowd.dat")}))
+                                                      "MEMREC_OUTPUT": str(tmp_path / "crowd.dat")}), tmp_path)
     # then it does the same, and the recorder's buffers cost each thread the
     # pages it used (about 40 KiB), not the 560 KiB each was when its buffer
     # was zeroed whole
