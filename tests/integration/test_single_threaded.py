@@ -166,5 +166,10 @@ def test_chromium_dumps_the_same_dom_under_memrec(build, memrec_cli, run_plain, 
     assert browser["rss"]["samples"] > 0
     assert browser["counts"]["threads"] > 1
     # and the zygote, which checks it has one thread, ran to its end too
-    zygotes = [d for d in info(*dats) if "--type=zygote" in d["header"]["cmdline"]]
+    # (A process the browser kills the moment it starts, between the creation
+    # of its dump and its header's write, leaves an empty file, which info
+    # refuses by name: such files are left out here.)
+    headed = [d for d in dats if d.stat().st_size > 0]
+    assert len(dats) - len(headed) <= 2, [d.name for d in dats if d not in headed]
+    zygotes = [d for d in info(*headed) if "--type=zygote" in d["header"]["cmdline"]]
     assert zygotes and all(z["clean_end"] for z in zygotes), [z["file"] for z in zygotes]
