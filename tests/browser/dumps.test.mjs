@@ -54,6 +54,27 @@ test('with several dumps the page opens on the list, children under their parent
   assert.match(await page.getByRole('region', { name: 'Leaked' }).textContent(), /6,000 bytes in 3 blocks/);
 });
 
+test('the dump list sorts by a column and filters by name, pid or command line', async () => {
+  await page.goto(`${baseUrl}/#/dumps`);
+  await rendered(page);
+  const table = page.getByRole('table', { name: 'Dumps' });
+  await table.getByRole('button', { name: 'Leaked' }).click();
+  await page.waitForURL(/dsort=leaked/);
+  await rendered(page);
+  const leaked = await table.locator('tbody tr td:nth-child(6)').allTextContents();
+  assert.deepEqual(leaked, ['7.06 KiB', '5.86 KiB', '5.21 KiB', '1.95 KiB'], '7234, 6000, 5333, 2000 bytes');
+  assert.equal(await table.getByRole('columnheader', { name: 'Leaked' }).getAttribute('aria-sort'), 'descending');
+  await page.getByRole('searchbox', { name: 'Filter the dumps' }).fill('diff_leak');
+  await page.getByRole('searchbox', { name: 'Filter the dumps' }).press('Enter');
+  await page.waitForURL(/dq=diff_leak/);
+  await rendered(page);
+  const programs = await table.locator('tbody tr td.program a').allTextContents();
+  assert.deepEqual(programs, ['diff_leak_extra', 'diff_leak_base']);
+  assert.equal(await page.locator('#dumps-count').textContent(), '2 of 4 processes match.');
+  await page.getByRole('button', { name: 'Back to the process tree' }).click();
+  await page.waitForURL((url) => !/dsort=/.test(url.hash));
+});
+
 test('without a dump in the URL a view opens on the root of the process tree, not the first file', async () => {
   // The child's file first: it must not become the default.
   const second = await openView([...forkFiles].reverse());

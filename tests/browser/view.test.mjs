@@ -115,6 +115,28 @@ test('the leak list shows leak_here with its exact bytes and expands to its back
   assert.match(page.url(), /open=\d+/, 'the open row is in the URL');
 });
 
+test('an open site links to its allocations and to its frames in the flamegraph', async () => {
+  await page.goto(`${baseUrl}/#/sites?dump=0&sort=leaked`);
+  await rendered(page);
+  const row = page.locator('tr.site').filter({ hasText: 'leak_here' });
+  const id = await row.getAttribute('data-site');
+  await row.click();
+  await page.getByRole('link', { name: 'Its 3 allocations' }).click();
+  await page.waitForURL(new RegExp(`#/allocations\\?dump=0&site=${id}$`));
+  await rendered(page);
+  await page.getByRole('table', { name: 'Allocations' }).waitFor();
+  const sizes = await page.locator('table.allocations tbody tr td:nth-child(3)').allTextContents();
+  assert.deepEqual(sizes, ['4,242', '4,242', '4,242']);
+
+  await page.goto(`${baseUrl}/#/sites?dump=0&sort=leaked&open=${id}`);
+  await rendered(page);
+  await page.getByRole('link', { name: 'In the flamegraph' }).click();
+  await page.waitForURL(/#\/flame\?dump=0&metric=leaked&q=leak_here$/);
+  await rendered(page);
+  await page.locator('#flame-summary').waitFor();
+  assert.match(await page.locator('#flame-summary').textContent(), /^“leak_here”: 12,726 bytes of 12,726 bytes/);
+});
+
 test('the sort is kept in the URL and the table follows it', async () => {
   await page.goto(`${baseUrl}/#/sites?dump=0&sort=leaked`);
   await rendered(page);

@@ -29,8 +29,32 @@ export function dumpLabel(d) {
   return `${basename(d.exe) || d.file} (pid ${d.pid})`;
 }
 
+// Sorts of the list (dsort in the hash): the process tree by default, else a
+// flat list, largest first (the program's name: alphabetical).
+const DUMP_SORTS = {
+  program: { label: 'Program', key: (d) => (basename(d.exe) || d.file).toLowerCase(), ascending: true },
+  pid: { label: 'pid', key: (d) => d.pid, ascending: true },
+  duration: { label: 'Duration', key: (d) => d.duration_ns },
+  peak: { label: 'Peak', key: (d) => d.peak_bytes },
+  leaked: { label: 'Leaked', key: (d) => d.leaked_bytes },
+  allocations: { label: 'Allocations', key: (d) => d.allocations },
+};
+
+function ordered(dumps, sort, query) {
+  const text = (query || '').toLowerCase();
+  const matches = (d) => !text || `${basename(d.exe) || d.file} ${d.pid} ${(d.cmdline || []).join(' ')}`.toLowerCase().includes(text);
+  const spec = DUMP_SORTS[sort];
+  if (!spec) return processTree(dumps).filter(({ dump }) => matches(dump));
+  const sign = spec.ascending ? 1 : -1;
+  return dumps.filter(matches)
+    .sort((a, b) => (spec.key(a) < spec.key(b) ? -sign : spec.key(a) > spec.key(b) ? sign : a.id - b.id))
+    .map((dump) => ({ dump, depth: 0, link: null }));
+}
+
 export async function renderDumps(root, state, navigate, context) {
-  const rows = processTree(context.dumps).map(({ dump: d, depth, link }) => {
+  const sort = DUMP_SORTS[state.dsort] ? state.dsort : null;
+  const list = ordered(context.dumps, sort, state.dq);
+  const rows = list.map(({ dump: d, depth, link }) => {
     const href = viewHash('overview', { dump: String(d.id) });
     const program = el('td', { class: 'program' },
       depth > 0 ? el('span', { class: 'indent' }, '└ ') : null,
@@ -50,11 +74,22 @@ export async function renderDumps(root, state, navigate, context) {
     tr.addEventListener('click', (e) => { if (e.target.tagName !== 'A') location.hash = href; });
     return tr;
   });
+  const header = (name, key) => {
+    const th = el('th', { scope: 'col', class: key === 'program' ? '' : 'num', 'aria-sort': key && key === sort ? (DUMP_SORTS[key].ascending ? 'ascending' : 'descending') : 'none' },
+      key ? el('button', { type: 'button', onclick: () => navigate({ dsort: key === sort ? null : key }) }, name) : name);
+    return th;
+  };
+  const filter = el('input', { type: 'search', placeholder: 'Program, pid or command line', 'aria-label': 'Filter the dumps', value: state.dq ?? '' });
+  filter.addEventListener('change', () => navigate({ dq: filter.value.trim() || null }));
   fill(root,
     el('h2', {}, 'Dumps'),
-    el('p', { class: 'detail' }, `${context.dumps.length} processes; forked and exec'd children under their parent.`),
+    el('div', { class: 'toolbar' }, filter,
+      sort ? el('button', { type: 'button', onclick: () => navigate({ dsort: null }) }, 'Back to the process tree') : null),
+    el('p', { class: 'detail', id: 'dumps-count' }, list.length === context.dumps.length
+      ? `${context.dumps.length} processes; ${sort ? `sorted by ${DUMP_SORTS[sort].label.toLowerCase()}` : "forked and exec'd children under their parent"}.`
+      : `${list.length} of ${context.dumps.length} processes match.`),
     el('table', { class: 'sites grid dumps', 'aria-label': 'Dumps' },
-      el('thead', {}, el('tr', {}, ['Program', 'pid', 'Parent', 'Duration', 'Peak', 'Leaked', 'Allocations']
-        .map((h, i) => el('th', { scope: 'col', class: i === 0 ? '' : 'num' }, h)))),
+      el('thead', {}, el('tr', {}, header('Program', 'program'), header('pid', 'pid'), header('Parent', null),
+        header('Duration', 'duration'), header('Peak', 'peak'), header('Leaked', 'leaked'), header('Allocations', 'allocations'))),
       el('tbody', {}, rows)));
 }

@@ -8,7 +8,7 @@ import { backtrace } from './backtrace.js';
 import { buildingNote, bytes, el, fill, integer } from './format.js';
 import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
 import { sparkline } from './sparkline.js';
-import { rangeParams } from './state.js';
+import { rangeParams, viewHash } from './state.js';
 
 const COLUMNS = [
   { sort: 'leaked', label: 'Leaked bytes', value: (s) => s.leaked_bytes, bytes: true },
@@ -40,17 +40,29 @@ function sortSelect(sort, state, navigate) {
 const PAGE = 100;
 const SPARK = 32;
 
-async function fillBacktrace(cell, state, id) {
+// From an open row to the same site elsewhere: its allocations one by one
+// (the table filtered to it) and its frames in the flamegraph (searched by
+// its label, the metric following the sort where the flamegraph has it).
+function siteLinks(site, state, sort) {
+  const metric = ['leaked', 'peak', 'allocated', 'allocations', 'temporary', 'live'].includes(sort) ? sort : 'allocated';
+  return el('p', { class: 'site-links' },
+    el('a', { href: viewHash('allocations', state, { site: String(site.id) }) },
+      `Its ${integer(site.allocations)} ${site.allocations === 1 ? 'allocation' : 'allocations'}`),
+    ' · ',
+    el('a', { href: viewHash('flame', state, { metric, q: site.label ?? site.top?.label }) }, 'In the flamegraph'));
+}
+
+async function fillBacktrace(cell, state, id, sort) {
   cell.replaceChildren(el('p', { class: 'loading' }, 'Loading the backtrace…'));
   try {
     const site = await api.site(state.dump, id, { ...rangeParams(state), ...labelParams(state) });
-    cell.replaceChildren(backtrace(site.frames, site.truncated, site.paths, site.path_count));
+    cell.replaceChildren(siteLinks({ ...site, id }, state, sort), backtrace(site.frames, site.truncated, site.paths, site.path_count));
   } catch (e) {
     cell.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
   }
 }
 
-function row(site, columns, state, navigate) {
+function row(site, columns, state, navigate, sort) {
   const open = state.open === String(site.id);
   const tr = el('tr', { class: 'site', 'data-site': site.id, 'aria-expanded': open ? 'true' : 'false', tabindex: 0 },
     el('td', { class: 'fn' }, siteName(site, site.runtime ? el('span', { class: 'tag' }, 'runtime') : null,
@@ -63,7 +75,7 @@ function row(site, columns, state, navigate) {
   tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); } });
   if (!open) return [tr];
   const cell = el('td', { colspan: columns.length + 3 });
-  fillBacktrace(cell, state, site.id);
+  fillBacktrace(cell, state, site.id, sort);
   return [tr, el('tr', { class: 'detail-row' }, cell)];
 }
 
@@ -91,7 +103,7 @@ export async function renderSites(root, state, navigate, context) {
   // The header stays when no row does, so the sort can always be changed.
   const body = el('tbody', {}, answer.sites.length === 0
     ? el('tr', {}, el('td', { class: 'empty', colspan: columns.length + 3 }, 'No call site has a non-zero figure in this range.'))
-    : answer.sites.map((s) => row(s, columns, state, navigate)));
+    : answer.sites.map((s) => row(s, columns, state, navigate, sort)));
   fill(root, [
     el('h2', {}, 'Call sites'),
     el('div', { class: 'toolbar' }, sortSelect(sort, state, navigate), labelToggles(state, navigate)),
