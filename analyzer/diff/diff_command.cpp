@@ -15,6 +15,7 @@
 #include "exit_codes.h"
 #include "reports/first_use_numbering.h"
 #include "reports/json_writer.h"
+#include "reports/size_text.h"
 #include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
 
@@ -182,34 +183,40 @@ bool write_diff_json(std::ostream& out, const HeapReport& base, const HeapReport
   return w.finish();
 }
 
-std::string signed_text(std::int64_t v) { return v > 0 ? fmt::format("+{}", v) : fmt::format("{}", v); }
-
 std::string diff_text(const HeapReport& base, const HeapReport& next, const HeapDiff& d, std::size_t top) {
   std::string out = fmt::format("memrec diff: {} -> {}\n\n", side_text(base), side_text(next));
-  out += fmt::format("{:<16}{:>16}{:>16}{:>16}\n", "total", "base", "new", "change");
-  const auto row = [&](const char* name, std::uint64_t DiffFigures::*f) {
-    out += fmt::format("{:<16}{:>16}{:>16}{:>16}\n", name, d.base_totals.*f, d.next_totals.*f,
-                       signed_text(change_of(d.base_totals.*f, d.next_totals.*f)));
+  out += fmt::format("{:<16}{:>14}{:>14}{:>14}\n", "total", "base", "new", "change");
+  const auto row = [&](const char* name, std::uint64_t DiffFigures::*f, bool sizes) {
+    const std::uint64_t b = d.base_totals.*f;
+    const std::uint64_t n = d.next_totals.*f;
+    const std::int64_t c = change_of(b, n);
+    out += fmt::format("{:<16}{:>14}{:>14}{:>14}{:>10}\n", name, sizes ? size_text(b) : std::to_string(b),
+                       sizes ? size_text(n) : std::to_string(n), sizes ? signed_size_text(c) : signed_count_text(c),
+                       percent_text(b, n));
   };
-  row("peak bytes", &DiffFigures::peak_bytes);
-  row("leaked bytes", &DiffFigures::leaked_bytes);
-  row("leaked blocks", &DiffFigures::leaked_count);
-  row("allocated bytes", &DiffFigures::allocated_bytes);
-  row("allocations", &DiffFigures::allocations);
+  row("peak", &DiffFigures::peak_bytes, true);
+  row("leaked", &DiffFigures::leaked_bytes, true);
+  row("leaked blocks", &DiffFigures::leaked_count, false);
+  row("allocated", &DiffFigures::allocated_bytes, true);
+  row("allocations", &DiffFigures::allocations, false);
+  out += "(exact bytes: --json)\n";
   if (d.sites.empty()) {
     out += "\nNo call site changed.\n";
     return out;
   }
-  out += fmt::format("\n{} call sites changed", d.sites.size());
+  out += fmt::format("\n{} changed", count_of(d.sites.size(), "call site"));
   out += d.sites.size() > top ? fmt::format(" (the first {}):\n", top) : std::string(":\n");
   for (std::size_t i = 0; i < d.sites.size() && i < top; ++i) {
     const SiteDiff& s = d.sites[i];
-    out += fmt::format("\n  [{}{}] leaked {} ({} blocks), peak {}, allocated {} ({} calls)\n", change_name(s.change),
-                       s.runtime ? ", runtime" : "", signed_text(change_of(s.base.leaked_bytes, s.next.leaked_bytes)),
-                       signed_text(change_of(s.base.leaked_count, s.next.leaked_count)),
-                       signed_text(change_of(s.base.peak_bytes, s.next.peak_bytes)),
-                       signed_text(change_of(s.base.allocated_bytes, s.next.allocated_bytes)),
-                       signed_text(change_of(s.base.allocations, s.next.allocations)));
+    const std::int64_t blocks = change_of(s.base.leaked_count, s.next.leaked_count);
+    const std::int64_t calls = change_of(s.base.allocations, s.next.allocations);
+    out +=
+        fmt::format("\n  [{}{}] leaked {} ({} block{}), peak {}, allocated {} ({} call{})\n", change_name(s.change),
+                    s.runtime ? ", runtime" : "", signed_size_text(change_of(s.base.leaked_bytes, s.next.leaked_bytes)),
+                    signed_count_text(blocks), blocks == 1 || blocks == -1 ? "" : "s",
+                    signed_size_text(change_of(s.base.peak_bytes, s.next.peak_bytes)),
+                    signed_size_text(change_of(s.base.allocated_bytes, s.next.allocated_bytes)),
+                    signed_count_text(calls), calls == 1 || calls == -1 ? "" : "s");
     if (!s.frames.empty()) {
       const std::string via = diff_site_via(d, s);
       out += fmt::format("    {}{}{}\n", diff_site_label(d, s), via.empty() ? "" : " via ", via);

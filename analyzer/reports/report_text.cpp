@@ -5,21 +5,12 @@
 #include "reports/dump_notes.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
+#include "reports/size_text.h"
 
 namespace memrec::analyzer {
 namespace {
 
-std::string bytes(std::uint64_t n) {
-  if (n < 1024) return fmt::format("{} B", n);
-  if (n < (1ull << 20)) return fmt::format("{:.1f} KiB", static_cast<double>(n) / 1024);
-  if (n < (1ull << 30)) return fmt::format("{:.1f} MiB", static_cast<double>(n) / (1 << 20));
-  return fmt::format("{:.2f} GiB", static_cast<double>(n) / (1 << 30));
-}
-
-// "1 block", "2 blocks".
-std::string count_of(std::uint64_t n, std::string_view noun) {
-  return fmt::format("{} {}{}", n, noun, n == 1 ? "" : "s");
-}
+std::string bytes(std::uint64_t n) { return size_text(n); }
 
 std::string seconds(std::uint64_t ns) { return fmt::format("{:.3f} s", static_cast<double>(ns) / 1e9); }
 

@@ -39,7 +39,12 @@ def test_one_extra_leak_is_the_only_change(build, dats):
     assert doc["totals"]["change"] == site["change"]
     # and in text, the site and its frames are named
     text = diff(build, base, new).stdout
-    assert "[new] leaked +3333 (+1 blocks)" in text and "leak_extra" in text
+    assert "[new] leaked +3.3 KiB (+1 block), peak 0 B, allocated +3.3 KiB (+1 call)" in text and "leak_extra" in text
+    # and the totals in sizes with the change in percent (2000 -> 5333 bytes, 2 -> 3 blocks)
+    rows = {line[:16].strip(): line[16:].split() for line in text.splitlines()}
+    assert rows["leaked"] == ["2.0", "KiB", "5.2", "KiB", "+3.3", "KiB", "+166.7%"]
+    assert rows["leaked blocks"] == ["2", "3", "+1", "+50.0%"]
+    assert "1 call site changed:" in text
 
 
 def test_the_same_program_twice_diffs_to_nothing(build, dats):

@@ -61,7 +61,7 @@ def test_phase_one_against_phase_two(build, phases):
 def test_the_text_names_each_sides_range(build, phases):
     text = diff(build, phases, "--from", "0", "--to", "150ms", "--from", "150ms", "--to", "450ms").stdout
     assert text.startswith(f"memrec diff: {phases} [0.000 s to 0.150 s] -> {phases} [0.150 s to 0.450 s]\n"), text
-    assert "[new] leaked +100000 (+2 blocks), peak +100000, allocated +100000 (+2 calls)" in text
+    assert "[new] leaked +97.7 KiB (+2 blocks), peak +97.7 KiB, allocated +97.7 KiB (+2 calls)" in text
 
 
 def test_a_lone_to_then_a_lone_from_split_the_run_in_two(build, phases):
