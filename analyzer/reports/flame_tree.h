@@ -31,7 +31,11 @@ class FlameTree {
     std::array<std::uint64_t, kSlots> value{};
   };
 
-  explicit FlameTree(std::string root = "all") : nodes_(1), labels_{std::move(root)}, index_(1024, 0) {}
+  // `inverted`: the tree bottom-up, each path from the site's label frame
+  // (the allocating function) out to its callers, as a bottom-up call tree
+  // or an inverted flamegraph shows it.
+  explicit FlameTree(std::string root = "all", bool inverted = false)
+      : nodes_(1), labels_{std::move(root)}, index_(1024, 0), inverted_(inverted) {}
 
   // Adds `value` to `slot` of the root and of every frame of `site` from its
   // label frame out (site_label.h), a site
@@ -52,7 +56,7 @@ class FlameTree {
       if (at++ >= site.label_frame) path_labels_.push_back(label(sites, f));
     }
     if (!outer.empty()) path_labels_.push_back(intern(outer));
-    std::reverse(path_labels_.begin(), path_labels_.end());  // outermost first
+    if (!inverted_) std::reverse(path_labels_.begin(), path_labels_.end());  // outermost first
     std::size_t k = 0;
     const std::size_t shared = std::min(path_labels_.size(), last_labels_.size());
     while (k < shared && last_labels_[k] == path_labels_[k]) ++k;
@@ -151,6 +155,7 @@ class FlameTree {
   std::vector<std::uint32_t> last_nodes_;
   std::vector<std::uint32_t> first_child_;  // sort_children(): by node, where its children begin in children_
   std::vector<std::uint32_t> children_;
+  bool inverted_ = false;
 };
 
 }  // namespace memrec::analyzer

@@ -374,8 +374,10 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
   }
   const SiteValues values{set.sites->sites, fig->sites, live ? &*live : nullptr};
 
+  const auto invert = param("invert");
+  if (invert && *invert != "0" && *invert != "1") return fail(400, "invert must be 0 or 1.");
   const CallSites& cs = *set.sites;
-  Flame tree;
+  Flame tree("all", invert == "1");
   for (std::size_t i = 0; i < cs.sites.size(); ++i) {
     const std::uint64_t v = key->value(values, i);
     if (v != 0) tree.add(cs, cs.sites[i], v);
@@ -390,6 +392,7 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
                {"root", std::move(root)},
                {"range", range_json(d, std::get<TimeWindow>(range))}};
   if (std::get<0>(at)) body["at_ns"] = *std::get<0>(at) - d.start_ns();
+  body["inverted"] = invert == "1";
   return ok(std::move(body));
 }
 

@@ -205,6 +205,35 @@ function place(root, name) {
   return walk(root, 0, 0, 1);
 }
 
+test('bottom-up, the call tree lists the allocating functions first, each opening to its callers', async () => {
+  // leak_three allocated 183,250 bytes in churn (malloc(i * 37 + 1), i < 100) and 3 × 4242 in leak_here.
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=allocated&inv=1&show=tree`);
+  await rendered(page);
+  const tree = page.getByRole('table', { name: 'Call tree, bottom-up' });
+  await tree.waitFor();
+  const cells = () => tree.locator('tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => [...tr.children].map((c) => c.textContent.replace(/^[▸▾·] /, '')).join(' | ')));
+  assert.deepEqual(await cells(), ['churn | 183,250 bytes | 93.5%', 'leak_here | 12,726 bytes | 6.5%']);
+  const leakHere = tree.locator('tbody tr').nth(1);
+  await leakHere.getByRole('button').click();
+  assert.deepEqual(await cells(), ['churn | 183,250 bytes | 93.5%', 'leak_here | 12,726 bytes | 6.5%', 'main | 12,726 bytes | 6.5%']);
+  await tree.locator('tbody tr').nth(2).getByRole('button').click();  // main opens to its caller too
+  assert.equal(await tree.locator('tbody tr').count(), 4);
+  await leakHere.getByRole('button').click();  // closing leak_here closes everything under it
+  assert.equal(await tree.locator('tbody tr').count(), 2);
+  // Top-down, the outermost frame comes first and holds everything.
+  await page.getByLabel('Order').selectOption('');
+  await page.waitForURL((url) => !/inv=/.test(url.hash));
+  await rendered(page);
+  const down = page.getByRole('table', { name: 'Call tree, top-down' });
+  await down.waitFor();
+  assert.match((await down.locator('tbody tr').allTextContents())[0], /195,976 bytes100\.0%$/);
+  // And the bottom-up tree drawn as a flamegraph.
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=allocated&inv=1`);
+  await rendered(page);
+  await page.getByRole('img', { name: 'Inverted flamegraph of allocated' }).waitFor();
+});
+
 test('the flamegraph of allocations counts calls, not bytes', async () => {
   await page.goto(`${baseUrl}/#/flame?dump=0&metric=allocated`);
   await rendered(page);

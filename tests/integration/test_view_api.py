@@ -164,6 +164,19 @@ def test_the_flamegraph_tree_sums_the_sites_from_the_outermost_frame(server):
     assert leaked["metric"] == "leaked" and leaked["total"] == 3 * 4242
 
 
+def test_the_inverted_flamegraph_starts_at_the_allocating_functions(server):
+    flame = server.json("/api/dumps/0/flame?metric=allocated&invert=1")
+    assert flame["inverted"] is True
+    assert flame["total"] == flame["root"]["value"] == server.json("/api/dumps/0/summary")["allocated_bytes"]
+    # the root's children are the sites' labels, each over its callers
+    top = {c["name"]: c for c in flame["root"]["children"]}
+    assert set(top) == {"leak_here", "churn"}
+    assert top["leak_here"]["value"] == 3 * 4242
+    assert [c["name"] for c in top["leak_here"]["children"]] == ["main"]
+    assert top["churn"]["value"] == sum(i * 37 + 1 for i in range(100))
+    assert server.json("/api/dumps/0/flame?metric=allocated")["inverted"] is False
+
+
 def test_the_allocations_flamegraph_counts_calls_not_bytes(server):
     # given leak_three: 3 calls from leak_here, 100 + malloc(0) from churn
     # when the flamegraph is asked for the allocations metric
@@ -195,6 +208,7 @@ def test_the_allocations_flamegraph_counts_calls_not_bytes(server):
     ("/api/dumps/0/sites/999999", 404),
     ("/api/dumps/0/sites/abc", 400),
     ("/api/dumps/0/flame?metric=bogus", 400),
+    ("/api/dumps/0/flame?invert=2", 400),
     ("/api/dumps/0/flame?metric=count", 400),
     ("/api/nothing", 404),
     ("/../../etc/passwd", 400),

@@ -5,6 +5,7 @@
 // names a frame in a text line below, the whole demangled name on hover.
 // "Library frames" (raw=1) keeps the allocator's frames as leaves.
 import { api } from './api.js';
+import { callTree } from './call_tree.js';
 import { el, fill, integer } from './format.js';
 import { canvasWidth, draw, interact, layout, nodeLabel, resolve } from './flame_canvas.js';
 import { labelToggles } from './labels.js';
@@ -36,7 +37,10 @@ export function metricOf(state) {
 export async function renderFlame(root, state, navigate) {
   const metric = metricOf(state);
   const raw = state.raw === '1' ? 1 : undefined;
-  const flame = await api.flame(state.dump, { metric, ...rangeParams(state), raw, at: metric === 'live' ? state.at : undefined });
+  const inverted = state.inv === '1';
+  const asTree = state.show === 'tree';
+  const flame = await api.flame(state.dump,
+    { metric, ...rangeParams(state), raw, at: metric === 'live' ? state.at : undefined, invert: inverted ? 1 : undefined });
   const show = metric === 'allocations' || metric === 'temporary' ? integer : (v) => `${integer(v)} bytes`;
   const chain = resolve(flame.root, state.zoom);
   const rects = layout(chain, state.zoom, (n) => n.value);
@@ -52,16 +56,29 @@ export async function renderFlame(root, state, navigate) {
   const summary = query
     ? `“${query}”: ${show(matched(chain[chain.length - 1], query, flame.root))} of ${show(chain[chain.length - 1].value)}`
     : `${show(flame.total)} in all` + (flame.pruned ? `; ${integer(flame.pruned)} frames under 0.05% not drawn` : '');
-  const canvas = el('canvas', { role: 'img', 'aria-label': `Flamegraph of ${metric}` });
+  const canvas = el('canvas', { role: 'img', 'aria-label': `${inverted ? 'Inverted flamegraph' : 'Flamegraph'} of ${metric}` });
+  // Top-down (outermost frames first) or bottom-up (allocating functions
+  // first, their callers under them); a flamegraph or the same tree as a table.
+  const order = el('select', { 'aria-label': 'Order' },
+    el('option', { value: '' }, 'top-down'), el('option', { value: '1' }, 'bottom-up'));
+  order.value = inverted ? '1' : '';
+  order.addEventListener('change', () => navigate({ inv: order.value || null, zoom: null }));
+  const as = el('select', { 'aria-label': 'Show as' },
+    el('option', { value: '' }, 'flamegraph'), el('option', { value: 'tree' }, 'call tree'));
+  as.value = asTree ? 'tree' : '';
+  as.addEventListener('change', () => navigate({ show: as.value || null, zoom: null }));
+  const body = flame.total === 0 ? el('p', { class: 'empty' }, `No call site has a non-zero ${metric} figure in this range.`)
+    : asTree ? callTree(flame.root, flame.total, show, inverted, query) : canvas;
   fill(root,
     el('h2', {}, 'Flamegraph'),
-    el('div', { class: 'toolbar' }, el('label', {}, 'Metric ', select), search, labelToggles(state, navigate, { group: false }),
+    el('div', { class: 'toolbar' }, el('label', {}, 'Metric ', select), el('label', {}, 'Order ', order), el('label', {}, 'Show ', as),
+      search, labelToggles(state, navigate, { group: false }),
       state.zoom ? el('button', { type: 'button', onclick: () => navigate({ zoom: null }) }, 'Reset zoom') : null,
       state.at === undefined ? el('span', { class: 'detail' }, 'Click the timeline for “live at the instant”.') : null),
     el('p', { class: 'detail', id: 'flame-summary' }, summary),
-    flame.total === 0 ? el('p', { class: 'empty' }, `No call site has a non-zero ${metric} figure in this range.`) : canvas,
-    info);
-  if (flame.total === 0) return;
+    body,
+    asTree ? null : info);
+  if (flame.total === 0 || asTree) return;
   draw(canvas, rects, canvasWidth(), (node) => (query && node !== flame.root && node.name.includes(query) ? '#d946ef' : hue(node.name)));
   interact(canvas, rects,
     (r) => {
