@@ -76,7 +76,9 @@ test('leaked only, a thread, a site, a lifetime and an instant each narrow the t
   await rendered(page);
   await page.waitForFunction(() => document.getElementById('alloc-page')?.textContent === '1–1 of 1');
   assert.deepEqual(await column('Function'), ['worker_leak']);
-  assert.deepEqual(await column('Thread'), ['phase-worker']);
+  // The name with its tid, as the thread menu has it: pool threads share names.
+  assert.deepEqual(await column('Thread'), [worker.replace(/^phase-worker \(tid (\d+)\)$/, 'phase-worker (tid $1)')]);
+  assert.match(worker, /^phase-worker \(tid \d+\)$/);
 
   const sites = await getJson(baseUrl, '/api/dumps/0/sites?sort=allocations&limit=1000');
   const one = sites.sites.find((s) => s.top.function === 'phase_one');
@@ -105,6 +107,16 @@ test('realloc chains only keeps the blocks that realloc made or moved', async ()
   const sizes = (await column('Size')).map((s) => Number(s.replace(/,/g, '')));
   assert.deepEqual(sizes, [100, 500, 900], 'grow_block: malloc(100) -> realloc(500) -> realloc(900)');
   assert.ok((await column('Function')).every((f) => f.startsWith('grow_block')));
+});
+
+test('a lifetime within one clock tick reads as such, not as 0 ns', async () => {
+  // many_small frees each of its 250 blocks at once: most share the tick
+  // (or counter value) of their allocation, so their lifetimes are 0.
+  const zero = await getJson(baseUrl, '/api/dumps/0/allocations?match=many_small&max_life_ns=0&limit=1');
+  assert.ok(zero.total > 0, 'some blocks of many_small live less than a tick');
+  await show('&match=many_small&max_life=0');
+  assert.equal(await pageText(), `1–${Math.min(100, zero.total)} of ${zero.total}`);
+  assert.deepEqual([...new Set(await column('Lifetime'))], ['< 1 tick']);
 });
 
 test('a bad size in the form is an error sentence, not a request', async () => {

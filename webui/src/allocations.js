@@ -78,6 +78,8 @@ function filterForm(state, threads, navigate, problem) {
 }
 
 function lifetime(row) {
+  // Events of one clock tick share a time (FORMAT.md, "Order"): 0 is "shorter than that", not 0 ns.
+  if (row.lifetime_ns === 0) return el('span', { title: 'Freed within the clock tick it was allocated in' }, '< 1 tick');
   if (row.lifetime_ns !== null && row.lifetime_ns !== undefined) return timeText(row.lifetime_ns);
   return el('span', { class: 'tag' }, 'never freed');
 }
@@ -99,7 +101,7 @@ function table(answer, request, state, navigate, names) {
       el('td', { class: 'num', title: bytes(r.size) }, integer(r.size)),
       el('td', { class: 'num' }, lifetime(r)),
       el('td', { class: 'addr' }, address(r.address)),
-      el('td', {}, r.thread_name ?? names.get(r.thread) ?? `thread ${r.thread}`),
+      el('td', {}, names.get(r.thread) ?? r.thread_name ?? `thread ${r.thread}`),
       el('td', { class: 'fn' }, siteName(r, r.realloc_from !== null && r.realloc_from !== undefined ? el('span', { class: 'tag' }, 'realloc') : null)),
       el('td', { class: 'loc' }, siteLocation(r)),
       el('td', { class: 'num' }, r.site ?? '—'));
@@ -153,7 +155,8 @@ export async function renderAllocations(root, state, navigate) {
   };
   const [answer, reply] = await Promise.all([api.allocations(state.dump, request).catch(refused), api.threads(state.dump)]);
   const threads = Array.isArray(reply) ? reply : reply.threads || [];
-  const names = new Map(threads.map((t) => [t.index, t.name ?? `tid ${t.tid}`]));
+  // A thread's name with its tid: names repeat across a pool's threads.
+  const names = new Map(threads.map((t) => [t.index, t.name ? `${t.name} (tid ${t.tid})` : `tid ${t.tid}`]));
   const rows = answer.problem !== undefined ? []
     : [pager(answer, navigate), answer.rows.length === 0 ? el('p', { class: 'empty' }, 'No allocation matches these filters in this range.') : table(answer, request, state, navigate, names)];
   fill(root, [
