@@ -158,6 +158,9 @@ json frames_json(const CallSites& cs, const SiteFrames& frames, std::uint32_t la
   for (const std::uint32_t f : frames) {
     json frame = frame_json(cs.frames[f]);
     frame["folded"] = at++ < label_at;
+    // Outside the fold too: the runtime's frames around the program's own
+    // (thread start, main's callers), which the page dims.
+    frame["library"] = is_library_frame(cs.frames[f]);
     out.push_back(std::move(frame));
   }
   return out;

@@ -34,9 +34,9 @@ async function frames(list) {
 }
 
 const EXPECTED = [
-  ['inlined_alloc', 'frame inlined', ['inlined'], ['inlined into the frame below']],
-  ['outer_alloc', 'frame', [], []],
-  ['main', 'frame', [], []],
+  ['inlined_alloc', 'frame inlined own', ['inlined'], ['inlined into the frame below']],
+  ['outer_alloc', 'frame own', [], []],
+  ['main', 'frame own', [], []],
 ];
 
 test('the call site\'s backtrace marks the inlined frame', async () => {

@@ -113,6 +113,12 @@ test('the leak list shows leak_here with its exact bytes and expands to its back
   assert.match(frames[0], /^leak_here/);
   assert.match(frames[1], /^main/);
   assert.match(page.url(), /open=\d+/, 'the open row is in the URL');
+  // The program's frames stand out, glibc's around main are dimmed.
+  const kinds = await backtrace.getByRole('listitem').evaluateAll((items) =>
+    items.map((li) => `${li.querySelector('.fn').textContent}: ${['own', 'library', 'folded'].find((k) => li.classList.contains(k))}`));
+  assert.deepEqual(kinds.slice(0, 4),
+    ['leak_here: own', 'main: own', '__libc_start_call_main: library', '__libc_start_main_impl: library']);
+  assert.equal(await backtrace.locator('li.own .fn').first().evaluate((e) => getComputedStyle(e).fontWeight), '600');
 });
 
 test('an open site links to its allocations and to its frames in the flamegraph', async () => {

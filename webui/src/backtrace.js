@@ -1,12 +1,16 @@
 // A symbolized backtrace as a list, innermost frame first: function, inline
-// marker, file:line and module, all as text. Library frames folded under the
-// site's label are dimmed, never dropped. A grouped site lists each of its
+// marker, file:line and module, all as text. Library frames (folded under the
+// site's label, or the runtime's around the program) are dimmed, never dropped. A grouped site lists each of its
 // paths too. Used by the call sites and the allocations views.
 import { el, integer, location } from './format.js';
 
+// The program's own frames stand out; the runtime's around them (thread
+// start, main's callers) are dimmed like the folded ones.
 function frameItem(f) {
-  const classes = ['frame', f.inlined ? 'inlined' : null, f.folded ? 'folded' : null].filter(Boolean).join(' ');
-  return el('li', { class: classes, title: f.folded ? 'Library code, folded under the site\'s label' : null },
+  const kind = f.folded ? 'folded' : f.library ? 'library' : 'own';
+  const classes = ['frame', f.inlined ? 'inlined' : null, kind].filter(Boolean).join(' ');
+  const title = f.folded ? 'Library code, folded under the site\'s label' : f.library ? 'Library or runtime code' : null;
+  return el('li', { class: classes, title },
     el('span', { class: 'fn' }, f.function ?? f.label),
     f.inlined ? el('span', { class: 'tag', title: 'inlined into the frame below' }, 'inlined') : null,
     f.file ? el('span', { class: 'loc' }, location(f)) : null,
