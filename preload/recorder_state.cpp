@@ -18,10 +18,10 @@ void count_miss(bool recording) {
 }
 
 void note_nested_alloc(const void* p) {
-  if (t_thread.depth != HookDepth::kLibdl) {
-    count_miss(recording_allocs());
-    return;
-  }
+  // Not recorded either way: counted, so the dump says so.
+  count_miss(recording_allocs());
+  if (t_thread.depth != HookDepth::kLibdl) return;
+  // Remembered, so that its free inside our own dl call is not taken for the program's.
   for (std::uintptr_t& slot : t_thread.libdl_blocks) {
     if (slot == 0) {
       slot = reinterpret_cast<std::uintptr_t>(p);
