@@ -6,7 +6,7 @@
 // each, so its overhead follows this number where a program whose threads
 // share nothing does not: on the 2-vCPU VM of 2026-11-25 it was 80-120 ns
 // most of the time and about 400 ns for minutes at a time, and memrec's runs
-// took 1.8x longer then (docs/PERFORMANCE.md). scripts/bench prints it with
+// took 1.8x longer then (docs/performance.md). scripts/bench prints it with
 // every repetition. Prints nothing and exits 1 with fewer than two CPUs.
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -28,12 +28,12 @@
 // setns: docs/design/single_threaded.md) nobody ticks: a lone thread's events
 // then read the clock themselves, at the vDSO's price, until it does.
 // Why not a stamp without the shared line: ordering each block's events by a
-// Lamport clock kept per block (round 12, docs/PERFORMANCE.md) orders a free
+// Lamport clock kept per block (docs/design/ordering.md) orders a free
 // before the reuse of its block, but not before an allocation that only the
 // program's own synchronization puts after it; tests/programs/peak_handoff
 // then showed a peak that never happened. Only a clock read per event that
 // agrees with happens-before across cores would do, and its deltas make the
-// writer slower (round 11).
+// writer slower.
 #pragma once
 
 #include <atomic>

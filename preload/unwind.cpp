@@ -4,7 +4,7 @@
 // about 80 instructions a frame here (callgrind, libunwind 1.6.2); a step with
 // a cached rule costs about 40, a frame unchanged since the last walk 5 (10
 // with a frame pointer), and the frames below the hook's none, as the walk
-// starts there (docs/PERFORMANCE.md, "Where the time goes").
+// starts there (docs/design/unwinder.md).
 #include "unwind.h"
 
 #include <link.h>

@@ -6,7 +6,7 @@ workload it runs the program without a profiler, under heaptrack and under
 memrec (the order rotates between repetitions), then heaptrack_print and the
 memrec analyzer on that repetition's files, measuring every process with wait4
 through bench/rusage_run (wall time, user+sys time, ru_maxrss). It writes
-medians and min–max to docs/PERFORMANCE.md below the generated-part marker.
+medians and min–max to docs/performance.md below the generated-part marker.
 --quick runs tiny sizes once and writes BUILD/bench-quick.md instead, for
 ./scripts/test (--only: BUILD/bench-partial.md); --perf profiles memrec on
 churn-1t with perf instead. After the repetitions, valgrind's heap profilers
@@ -32,7 +32,7 @@ import bench_report as report  # noqa: E402
 import bench_workloads as workloads_mod  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-DOC = os.path.join(REPO, "docs", "PERFORMANCE.md")
+DOC = os.path.join(REPO, "docs", "performance.md")
 MODES = ("base", "heaptrack", "memrec")
 
 
@@ -44,7 +44,7 @@ def parse_args(argv):
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="run only this workload or group (churn, depth, program); repeatable; "
                         "`--only view` times memrec view's API instead (scripts/lib/bench_view.py)")
-    parser.add_argument("--output", help="markdown file to write (default docs/PERFORMANCE.md; "
+    parser.add_argument("--output", help="markdown file to write (default docs/performance.md; "
                         "BUILD/bench-quick.md with --quick, BUILD/bench-partial.md with --only)")
     parser.add_argument("--perf", action="store_true",
                         help="instead of benchmarking, profile memrec on churn-1t with perf record and print "

@@ -1,4 +1,4 @@
-"""Turns scripts/bench's measurements into the markdown of docs/PERFORMANCE.md.
+"""Turns scripts/bench's measurements into the markdown of docs/performance.md.
 
 Used by bench.py only; pure functions of the results, no I/O except
 write_document(), which keeps the hand-written part of the file above
@@ -245,7 +245,7 @@ def target_rows(results, command):
 
 
 def render(results, environment, command, reps):
-    """The generated part of docs/PERFORMANCE.md."""
+    """The generated part of docs/performance.md."""
     main = {n: r for n, r in results.items() if r["group"] != "depth"}
     sweep = {n: r for n, r in results.items() if r["group"] == "depth"}
     out = ["## Results", "", *environment, "",

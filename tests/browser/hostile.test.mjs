@@ -1,4 +1,4 @@
-// Names that are markup (issue 7): tests/programs/hostile_names dlopen()s a copy
+// Names that are markup: tests/programs/hostile_names dlopen()s a copy
 // of libhostile_names_lib.so named `lib<img src=x onerror=alert(1)>.so` and
 // leaks 1 × 5555 from the template `leak_from<Foo<int>&>`. Every view must show
 // both names literally, as text: no element is made from them and no dialog opens.

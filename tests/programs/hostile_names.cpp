@@ -1,4 +1,4 @@
-// Names that are markup (tests/browser, issue 7): `hostile_names LIB` dlopen()s
+// Names that are markup (tests/browser): `hostile_names LIB` dlopen()s
 // LIB, which the test names `lib<img src=x onerror=alert(1)>.so` (a copy of
 // libhostile_names_lib.so), and calls its hostile_leak(): 1 x 5555 leaked from
 // the template `leak_from<Foo<int>&>`. The page must show both names as text.

@@ -49,7 +49,7 @@ inline constexpr std::uint64_t kFirstAgeCode = 2;
 // Against a table that forgets nothing (measured offline with 1 MiB frames),
 // version 3's and 4's two direct-mapped tables of 640 KiB made python3's dump
 // 39 % larger, churn's 6 % and cc1plus's 3 %; this one, in 1 MiB, 3 %, 0 %
-// and 1 % (docs/PERFORMANCE.md, round 7). Entries of earlier frames are told
+// and 1 % (docs/design/frame_coding.md). Entries of earlier frames are told
 // apart by their sequence numbers, so a new frame clears nothing but the
 // class counters (and the whole table every 2^31 numbers: begin_frame).
 // Allocation-free: the table lives in memory the caller maps (kMemoryBytes).
