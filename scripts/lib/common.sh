@@ -39,12 +39,35 @@ memrec_print_error_tail() {
   fi | sed 's/\x1b\[[0-9;]*[mK]//g'
 }
 
-# Configures build/ if needed and builds it. Output goes to a log; on failure the
-# interesting part of it is printed and the function returns non-zero. Meson
-# reconfigures by itself when a meson.build changes, so an existing build/ is
-# only built.
+# Reads ninja's output (NINJA_STATUS "[done/total] ") on stdin into the log $1 and
+# shows how far the build is: one line rewritten in place on a terminal, else a
+# line at every tenth, so a long first build never looks stuck.
+memrec_build_progress() {
+  local log=$1 line finished total="" percent tenth shown=-1 tty=0
+  [[ -t 1 ]] && tty=1
+  while IFS= read -r line; do
+    printf '%s\n' "$line" >>"$log"
+    [[ $line =~ ^\[([0-9]+)/([0-9]+)\]\  ]] || continue
+    finished=${BASH_REMATCH[1]} total=${BASH_REMATCH[2]}
+    percent=$((finished * 100 / total)) tenth=$((finished * 10 / total))
+    if ((tty)); then
+      printf '\r  building: %d of %d steps (%d %%)' "$finished" "$total" "$percent"
+    elif ((tenth > shown)); then
+      shown=$tenth
+      echo "  building: $finished of $total steps ($percent %)"
+    fi
+  done
+  if ((tty)) && [[ -n $total ]]; then echo; fi
+}
+
+# Configures build/ if needed and builds it: everything, or only the ninja
+# targets given (scripts/demo builds what it runs first). Says beforehand how
+# many steps are left and roughly how long they take, then shows progress.
+# Output goes to a log; on failure the interesting part of it is printed and the
+# function returns non-zero. Meson reconfigures by itself when a meson.build
+# changes, so an existing build/ is only built.
 memrec_build() {
-  local log
+  local log steps cores minutes started
   log=$(mktemp "${TMPDIR:-/tmp}/memrec-build.XXXXXX")
   if [[ ! -f "$MEMREC_BUILD/build.ninja" ]]; then
     local setup=(meson setup "$MEMREC_BUILD")
@@ -58,7 +81,17 @@ memrec_build() {
       return 1
     fi
   fi
-  if ! ninja -C "$MEMREC_BUILD" >"$log" 2>&1; then
+  # About 3 s of CPU a step, measured over a whole build of this tree.
+  steps=$(ninja -C "$MEMREC_BUILD" -n "$@" 2>/dev/null | grep -c '^\[' || true)
+  cores=$(nproc 2>/dev/null || echo 1)
+  if ((steps > 20)); then
+    minutes=$(((steps * 3 / cores + 59) / 60))
+    echo "  $steps build steps left: about $minutes minute(s) on $cores core(s) when nothing else runs"
+  fi
+  started=$SECONDS
+  : >"$log"
+  # Callers run with pipefail: a failed ninja fails the pipeline.
+  if ! NINJA_STATUS='[%f/%t] ' ninja -C "$MEMREC_BUILD" "$@" 2>&1 | memrec_build_progress "$log"; then
     echo "build failed:"
     memrec_print_error_tail "$log"
     cp "$log" "$MEMREC_BUILD/meson-logs/scripts-build.log" 2>/dev/null &&
@@ -66,6 +99,7 @@ memrec_build() {
     rm -f "$log"
     return 1
   fi
+  if ((steps > 20)); then echo "  built in $((SECONDS - started)) s"; fi
   cp "$log" "$MEMREC_BUILD/meson-logs/scripts-build.log" 2>/dev/null || true
   rm -f "$log"
 }
