@@ -120,6 +120,7 @@ int report_main(const std::vector<std::string>& args) {
   std::string from;
   std::string to;
   std::string group;
+  std::string warmup;
   po::options_description visible("Options");
   visible.add_options()                                                                                     //
       ("help,h", "show this help")                                                                          //
@@ -133,13 +134,17 @@ int report_main(const std::vector<std::string>& args) {
        "stack: a site per distinct stack; label: sites whose label frame is the same line merged, "
        "their paths listed")  //
       ("histograms", po::bool_switch(&options.histograms),
-       "add the allocations' size and lifetime classes (powers of two) to the text; --json always has them");
+       "add the allocations' size and lifetime classes (powers of two) to the text; --json always has them")  //
+      ("growth", po::bool_switch(&options.growth),
+       "rank the call sites by the growth of their live bytes over the range (a second pass over the dump)")  //
+      ("warmup", po::value(&warmup), "with --growth: leave out this long after the range's start (default: a tenth)");
   add_load_options(visible, options);
   po::variables_map vm;
   if (const auto done =
           parse_dump_command(args, visible, options.files, "report",
                              "usage: memrec report FILE... [--json] [--top N] [--from T] [--to T] [--raw-frames]\n"
-                             "                     [--group stack|label] [--histograms] [--debug-dir DIR]...\n\n"
+                             "                     [--group stack|label] [--histograms] [--growth [--warmup T]]\n"
+                             "                     [--debug-dir DIR]...\n\n"
                              "Reports each dump's heap: run time; allocations, frees, bytes allocated; the peak\n"
                              "(bytes, when, RSS then); what leaked and what the C/C++ runtime kept for itself;\n"
                              "temporary allocations; and the top call sites by leaked bytes, bytes live at the\n"
@@ -148,6 +153,9 @@ int report_main(const std::vector<std::string>& args) {
                              "--from/--to count only the events in that range: leaked is then what was\n"
                              "allocated in it and still live at its end, the peak the highest within it.\n"
                              "A dump cut short is reported up to where it was cut.\n"
+                             "--growth ranks the sites whose live bytes kept growing (a service's leak that it\n"
+                             "frees at shutdown): a least-squares slope per minute over the range after a warm-up,\n"
+                             "its R2 and the share of the range it grew in (docs/analyzer.md, \"Growth\").\n"
                              "Each site is named by its innermost frame of the program's own code; the allocator's,\n"
                              "the C library's and the C++ and Rust standard libraries' frames under it are listed,\n"
                              "marked [library] (docs/analyzer.md, \"Call site labels\").\n"
@@ -157,6 +165,7 @@ int report_main(const std::vector<std::string>& args) {
   }
   if (vm.count("from") != 0) options.from = from;
   if (vm.count("to") != 0) options.to = to;
+  if (vm.count("warmup") != 0) options.warmup = warmup;
   if (group != "stack" && group != "label") {
     std::cerr << "memrec report: --group takes stack or label, not '" << group << "'\n";
     return kExitUsage;

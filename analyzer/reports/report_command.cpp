@@ -9,6 +9,7 @@
 #include <set>
 
 #include "exit_codes.h"
+#include "reports/growth_ranking.h"
 #include "reports/progress_bar.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
@@ -40,12 +41,25 @@ Result<RelativeWindow> parse_window(const ReportOptions& o) {
   return w;
 }
 
+Result<std::optional<std::uint64_t>> parse_warmup(const ReportOptions& o) {
+  if (!o.warmup) return std::optional<std::uint64_t>();
+  if (!o.growth) return Error{ErrorCode::kUsage, "report: --warmup applies to --growth only"};
+  auto t = parse_time_spec(*o.warmup);
+  if (!t) return Error{ErrorCode::kUsage, "report: --warmup " + t.error().message};
+  return std::optional<std::uint64_t>(*t);
+}
+
 }  // namespace
 
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
   const auto window = parse_window(options);
   if (!window) {
     err << "memrec: " << window.error().message << "\n";
+    return kExitUsage;
+  }
+  const auto warmup = parse_warmup(options);
+  if (!warmup) {
+    err << "memrec: " << warmup.error().message << "\n";
     return kExitUsage;
   }
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
@@ -66,6 +80,18 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     }
     if (options.raw_frames) use_raw_frames(report->sites);
     if (options.group_by_label) report->sites = group_by_label(report->sites);
+    if (options.growth) {
+      ProgressBar second(stderr, options.progress, "indexing the allocations of " + path,
+                         ProgressBar::style_for(STDERR_FILENO));
+      load.progress = [&second](std::size_t done, std::size_t total) { second.update(done, total); };
+      auto table = allocation_table_of(*report, load);
+      if (!table) {
+        err << "memrec: " << table.error().message << "\n";
+        status = std::max(status, exit_code_of(table.error()));
+        continue;
+      }
+      report->growth = rank_growth(*report, *table, *warmup);
+    }
     reports.push_back(std::move(*report));
   }
   const std::vector<std::string> all_warnings = symbolizer.warnings();

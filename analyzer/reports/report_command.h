@@ -17,10 +17,12 @@ struct ReportOptions {
   std::optional<std::string> to;
   std::vector<std::string> debug_dirs;
   unsigned threads = 0;
-  bool progress = true;         // a progress bar if stderr is a terminal
-  bool raw_frames = false;      // sites labelled by their innermost frame (site_label.h)
-  bool group_by_label = false;  // sites with the same label frame merged
-  bool histograms = false;      // the text report adds the size and lifetime classes
+  bool progress = true;               // a progress bar if stderr is a terminal
+  bool raw_frames = false;            // sites labelled by their innermost frame (site_label.h)
+  bool group_by_label = false;        // sites with the same label frame merged
+  bool histograms = false;            // the text report adds the size and lifetime classes
+  bool growth = false;                // rank the sites by the growth of their live bytes (reports/growth_ranking.h)
+  std::optional<std::string> warmup;  // growth: left out after the range's start (a time spec); default a tenth
 };
 
 // Writes the report of every file that loads (per process, in tree order) to

@@ -146,6 +146,7 @@ struct Listing {
   FirstUseNumbering sites;                           // of CallSites::sites
   FirstUseNumbering frames;                          // of CallSites::frames
   std::vector<std::vector<std::uint32_t>> rankings;  // site numbers, kAllRankings order
+  std::vector<std::uint32_t> growth;                 // site numbers of report --growth's top, by score
 };
 
 Listing list_sites(const HeapReport& r, std::size_t top) {
@@ -153,6 +154,10 @@ Listing list_sites(const HeapReport& r, std::size_t top) {
   for (const SiteRanking ranking : kAllRankings) {
     std::vector<std::uint32_t>& ranked = l.rankings.emplace_back();
     for (const std::size_t i : top_sites(r, ranking, top)) ranked.push_back(l.sites.use(static_cast<std::uint32_t>(i)));
+  }
+  if (r.growth) {
+    for (std::size_t n = 0; n < r.growth->order.size() && n < top; ++n)
+      l.growth.push_back(l.sites.use(r.growth->order[n]));
   }
   for (const std::uint32_t s : l.sites.used()) {
     for (const std::uint32_t f : r.sites.sites[s].frames) l.frames.use(f);
@@ -208,6 +213,28 @@ void write_heap_report(JsonWriter& w, const HeapReport& r, std::size_t top) {
     w.end_array();
   }
   w.end_object();
+  w.key("growth");
+  if (!r.growth) {
+    w.value(json(nullptr));
+  } else {
+    const GrowthRanking& g = *r.growth;
+    w.begin_object();
+    w.members({{"from_ns", g.from_ns}, {"to_ns", g.to_ns}, {"warmup_ns", g.warmup_ns}, {"buckets", g.buckets}});
+    w.key("sites");
+    w.begin_array();
+    for (std::size_t n = 0; n < l.growth.size(); ++n) {
+      const GrowthFit& f = g.fits[g.order[n]];
+      w.value(json{{"site", l.growth[n]},
+                   {"slope_bytes_per_minute", f.slope_bytes_per_minute},
+                   {"r2", f.r2},
+                   {"net_bytes", f.net_bytes},
+                   {"grew_share", f.grew_share},
+                   {"score", f.score}},
+              Layout::kInline);
+    }
+    w.end_array();
+    w.end_object();
+  }
   w.end_object();
 }
 

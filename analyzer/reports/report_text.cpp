@@ -2,6 +2,8 @@
 // ranking's top sites with their frames, innermost first.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "reports/dump_notes.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
@@ -63,8 +65,7 @@ std::string frame_text(const SiteFrame& f) {
 
 // The site's label line, then its frames; those folded under the label are
 // marked, and a site merged by --group label lists each path after the first.
-void append_site(std::string& out, const std::string& pad, const HeapReport& r, const CallSite& s, SiteRanking k) {
-  out += fmt::format("{}  {}{}\n", pad, site_figure(s, k), s.truncated ? " (stack cut at max depth)" : "");
+void append_site_frames(std::string& out, const std::string& pad, const HeapReport& r, const CallSite& s) {
   if (s.frames.empty()) {
     out += fmt::format("{}      <no stack>\n", pad);
     return;
@@ -85,6 +86,11 @@ void append_site(std::string& out, const std::string& pad, const HeapReport& r, 
     out += fmt::format("{}    path {} of {}:\n", pad, p + 1, s.paths.size());
     append_frames(s.paths[p], label_position(r.sites, s.paths[p]));
   }
+}
+
+void append_site(std::string& out, const std::string& pad, const HeapReport& r, const CallSite& s, SiteRanking k) {
+  out += fmt::format("{}  {}{}\n", pad, site_figure(s, k), s.truncated ? " (stack cut at max depth)" : "");
+  append_site_frames(out, pad, r, s);
 }
 
 }  // namespace
@@ -122,6 +128,34 @@ std::string power_of_two_time(std::uint64_t ns) {
   if (ns < 1000000000) return fmt::format("{:.3g} ms", static_cast<double>(ns) / 1e6);
   return fmt::format("{:.3g} s", static_cast<double>(ns) / 1e9);
 }
+
+namespace {
+
+std::string signed_bytes(double n) {
+  const auto whole = static_cast<std::uint64_t>(std::llround(std::abs(n)));
+  return fmt::format("{}{}", n < 0 ? "-" : "+", bytes(whole));
+}
+
+// The sites whose live bytes grew, by score (model/site_growth.h).
+void append_growth(std::string& out, const std::string& pad, const HeapReport& r, const GrowthRanking& g,
+                   std::size_t top) {
+  out +=
+      fmt::format("\n{}growth of live bytes from {} to {} (after a warm-up of {}; score = slope x R2 x share grown):\n",
+                  pad, seconds(g.from_ns), seconds(g.to_ns), seconds(g.warmup_ns));
+  if (g.order.empty()) {
+    out += fmt::format("{}  no call site's live bytes grew in that range\n", pad);
+    return;
+  }
+  for (std::size_t n = 0; n < g.order.size() && n < top; ++n) {
+    const GrowthFit& f = g.fits[g.order[n]];
+    out += fmt::format("{}  {}/min, R2 {:.2f}, grew in {:.0f} % of the range, net {}\n", pad,
+                       signed_bytes(f.slope_bytes_per_minute), f.r2, f.grew_share * 100,
+                       signed_bytes(static_cast<double>(f.net_bytes)));
+    append_site_frames(out, pad, r, r.sites.sites[g.order[n]]);
+  }
+}
+
+}  // namespace
 
 void append_histograms(std::string& out, const std::string& pad, const Histograms& h) {
   out += fmt::format("\n{}allocation sizes (each class up to, not including, its second bound):\n", pad);
@@ -193,6 +227,7 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
     out += fmt::format("\n{}top call sites by {}:\n", pad, ranking_title(k));
     for (const std::size_t i : sites) append_site(out, pad, r, r.sites.sites[i], k);
   }
+  if (r.growth) append_growth(out, pad, r, *r.growth, top);
   return out;
 }
 
