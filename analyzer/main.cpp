@@ -121,6 +121,8 @@ int report_main(const std::vector<std::string>& args) {
   std::string to;
   std::string group;
   std::string warmup;
+  std::string retained;
+  std::string at;
   po::options_description visible("Options");
   visible.add_options()                                                                                     //
       ("help,h", "show this help")                                                                          //
@@ -137,14 +139,18 @@ int report_main(const std::vector<std::string>& args) {
        "add the allocations' size and lifetime classes (powers of two) to the text; --json always has them")  //
       ("growth", po::bool_switch(&options.growth),
        "rank the call sites by the growth of their live bytes over the range (a second pass over the dump)")  //
-      ("warmup", po::value(&warmup), "with --growth: leave out this long after the range's start (default: a tenth)");
+      ("warmup", po::value(&warmup),
+       "with --growth: leave out this long after the range's start (default: a tenth)")  //
+      ("retained", po::value(&retained),
+       "A..B: the blocks allocated from A to B and still live at --at, by call site (a second pass)")  //
+      ("at", po::value(&at), "with --retained: the instant (default: B)");
   add_load_options(visible, options);
   po::variables_map vm;
   if (const auto done =
           parse_dump_command(args, visible, options.files, "report",
                              "usage: memrec report FILE... [--json] [--top N] [--from T] [--to T] [--raw-frames]\n"
                              "                     [--group stack|label] [--histograms] [--growth [--warmup T]]\n"
-                             "                     [--debug-dir DIR]...\n\n"
+                             "                     [--retained A..B [--at C]] [--debug-dir DIR]...\n\n"
                              "Reports each dump's heap: run time; allocations, frees, bytes allocated; the peak\n"
                              "(bytes, when, RSS then); what leaked and what the C/C++ runtime kept for itself;\n"
                              "temporary allocations; and the top call sites by leaked bytes, bytes live at the\n"
@@ -156,6 +162,8 @@ int report_main(const std::vector<std::string>& args) {
                              "--growth ranks the sites whose live bytes kept growing (a service's leak that it\n"
                              "frees at shutdown): a least-squares slope per minute over the range after a warm-up,\n"
                              "its R2 and the share of the range it grew in (docs/analyzer.md, \"Growth\").\n"
+                             "--retained A..B lists what was allocated from A to B and is still live at --at C\n"
+                             "(default B): what a load test or a phase left behind.\n"
                              "Each site is named by its innermost frame of the program's own code; the allocator's,\n"
                              "the C library's and the C++ and Rust standard libraries' frames under it are listed,\n"
                              "marked [library] (docs/analyzer.md, \"Call site labels\").\n"
@@ -166,6 +174,8 @@ int report_main(const std::vector<std::string>& args) {
   if (vm.count("from") != 0) options.from = from;
   if (vm.count("to") != 0) options.to = to;
   if (vm.count("warmup") != 0) options.warmup = warmup;
+  if (vm.count("retained") != 0) options.retained = retained;
+  if (vm.count("at") != 0) options.at = at;
   if (group != "stack" && group != "label") {
     std::cerr << "memrec report: --group takes stack or label, not '" << group << "'\n";
     return kExitUsage;

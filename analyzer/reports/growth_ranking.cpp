@@ -46,4 +46,20 @@ GrowthRanking rank_growth(const HeapReport& report, const AllocationTable& table
   return g;
 }
 
+RetentionReport rank_retained(const HeapReport& report, const AllocationTable& table, std::uint64_t from_ns,
+                              std::uint64_t to_ns, std::optional<std::uint64_t> at_ns) {
+  RetentionReport r;
+  r.from_ns = from_ns;
+  r.to_ns = to_ns;
+  r.at_ns = at_ns.value_or(to_ns);
+  const std::uint64_t start = report.dump.header.start_mono_ns;
+  r.figures = retained(table, start + r.from_ns, start + r.to_ns, start + r.at_ns);
+  for (std::uint32_t s = 0; s < r.figures.site_bytes.size(); ++s) {
+    if (r.figures.site_bytes[s] > 0) r.order.push_back(s);
+  }
+  std::stable_sort(r.order.begin(), r.order.end(),
+                   [&](std::uint32_t a, std::uint32_t b) { return r.figures.site_bytes[a] > r.figures.site_bytes[b]; });
+  return r;
+}
+
 }  // namespace memrec::analyzer

@@ -15,6 +15,7 @@
 #include "load/loaded_dump.h"
 #include "memrec/reader/result.h"
 #include "model/heap_timeline.h"
+#include "model/retention.h"
 #include "model/site_growth.h"
 #include "model/stack_replay.h"
 #include "reports/call_sites.h"
@@ -43,7 +44,8 @@ struct HeapReport {
   std::uint64_t peak_runtime_bytes = 0;  // of the peak, held by runtime sites
   std::uint64_t events = 0;
   std::uint64_t max_pending_events = 0;
-  std::optional<GrowthRanking> growth;  // report --growth (reports/growth_ranking.h)
+  std::optional<GrowthRanking> growth;      // report --growth (reports/growth_ranking.h)
+  std::optional<RetentionReport> retained;  // report --retained (reports/growth_ranking.h)
 };
 
 // With `timeline`, also fills it with the heap after every event and the RSS

@@ -49,6 +49,40 @@ Result<std::optional<std::uint64_t>> parse_warmup(const ReportOptions& o) {
   return std::optional<std::uint64_t>(*t);
 }
 
+struct RetainedSpan {
+  std::uint64_t from_ns = 0;
+  std::uint64_t to_ns = 0;
+  std::optional<std::uint64_t> at_ns;
+};
+
+Result<std::optional<RetainedSpan>> parse_retained(const ReportOptions& o) {
+  if (!o.retained) {
+    if (o.at) return Error{ErrorCode::kUsage, "report: --at applies to --retained only"};
+    return std::optional<RetainedSpan>();
+  }
+  const std::size_t dots = o.retained->find("..");
+  if (dots == std::string::npos) {
+    return Error{ErrorCode::kUsage, "report: --retained takes a span FROM..TO (1s..5s), not '" + *o.retained + "'"};
+  }
+  RetainedSpan span;
+  const std::pair<std::string_view, std::uint64_t*> ends[] = {
+      {std::string_view(*o.retained).substr(0, dots), &span.from_ns},
+      {std::string_view(*o.retained).substr(dots + 2), &span.to_ns}};
+  for (const auto& [text, into] : ends) {
+    auto t = parse_time_spec(text);
+    if (!t) return Error{ErrorCode::kUsage, "report: --retained " + t.error().message};
+    *into = *t;
+  }
+  if (span.to_ns < span.from_ns) return Error{ErrorCode::kUsage, "report: --retained ends before it starts"};
+  if (o.at) {
+    auto t = parse_time_spec(*o.at);
+    if (!t) return Error{ErrorCode::kUsage, "report: --at " + t.error().message};
+    if (*t < span.from_ns) return Error{ErrorCode::kUsage, "report: --at is before the --retained span starts"};
+    span.at_ns = *t;
+  }
+  return std::optional<RetainedSpan>(span);
+}
+
 }  // namespace
 
 int run_report(const ReportOptions& options, std::ostream& out, std::ostream& err) {
@@ -60,6 +94,11 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   const auto warmup = parse_warmup(options);
   if (!warmup) {
     err << "memrec: " << warmup.error().message << "\n";
+    return kExitUsage;
+  }
+  const auto retained = parse_retained(options);
+  if (!retained) {
+    err << "memrec: " << retained.error().message << "\n";
     return kExitUsage;
   }
   Symbolizer symbolizer(SymbolizerOptions{options.debug_dirs, 0});
@@ -80,7 +119,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     }
     if (options.raw_frames) use_raw_frames(report->sites);
     if (options.group_by_label) report->sites = group_by_label(report->sites);
-    if (options.growth) {
+    if (options.growth || *retained) {
       ProgressBar second(stderr, options.progress, "indexing the allocations of " + path,
                          ProgressBar::style_for(STDERR_FILENO));
       load.progress = [&second](std::size_t done, std::size_t total) { second.update(done, total); };
@@ -90,7 +129,9 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
         status = std::max(status, exit_code_of(table.error()));
         continue;
       }
-      report->growth = rank_growth(*report, *table, *warmup);
+      if (options.growth) report->growth = rank_growth(*report, *table, *warmup);
+      if (const auto& span = *retained)
+        report->retained = rank_retained(*report, *table, span->from_ns, span->to_ns, span->at_ns);
     }
     reports.push_back(std::move(*report));
   }

@@ -147,6 +147,7 @@ struct Listing {
   FirstUseNumbering frames;                          // of CallSites::frames
   std::vector<std::vector<std::uint32_t>> rankings;  // site numbers, kAllRankings order
   std::vector<std::uint32_t> growth;                 // site numbers of report --growth's top, by score
+  std::vector<std::uint32_t> retained;               // ... of report --retained's top, by bytes
 };
 
 Listing list_sites(const HeapReport& r, std::size_t top) {
@@ -156,8 +157,14 @@ Listing list_sites(const HeapReport& r, std::size_t top) {
     for (const std::size_t i : top_sites(r, ranking, top)) ranked.push_back(l.sites.use(static_cast<std::uint32_t>(i)));
   }
   if (r.growth) {
-    for (std::size_t n = 0; n < r.growth->order.size() && n < top; ++n)
+    for (std::size_t n = 0; n < r.growth->order.size() && n < top; ++n) {
       l.growth.push_back(l.sites.use(r.growth->order[n]));
+    }
+  }
+  if (r.retained) {
+    for (std::size_t n = 0; n < r.retained->order.size() && n < top; ++n) {
+      l.retained.push_back(l.sites.use(r.retained->order[n]));
+    }
   }
   for (const std::uint32_t s : l.sites.used()) {
     for (const std::uint32_t f : r.sites.sites[s].frames) l.frames.use(f);
@@ -230,6 +237,27 @@ void write_heap_report(JsonWriter& w, const HeapReport& r, std::size_t top) {
                    {"net_bytes", f.net_bytes},
                    {"grew_share", f.grew_share},
                    {"score", f.score}},
+              Layout::kInline);
+    }
+    w.end_array();
+    w.end_object();
+  }
+  w.key("retained");
+  if (!r.retained) {
+    w.value(json(nullptr));
+  } else {
+    const RetentionReport& k = *r.retained;
+    w.begin_object();
+    w.members({{"from_ns", k.from_ns},
+               {"to_ns", k.to_ns},
+               {"at_ns", k.at_ns},
+               {"bytes", k.figures.bytes},
+               {"count", k.figures.count}});
+    w.key("sites");
+    w.begin_array();
+    for (std::size_t n = 0; n < l.retained.size(); ++n) {
+      const std::uint32_t s = k.order[n];
+      w.value(json{{"site", l.retained[n]}, {"bytes", k.figures.site_bytes[s]}, {"count", k.figures.site_count[s]}},
               Layout::kInline);
     }
     w.end_array();

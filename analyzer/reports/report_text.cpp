@@ -155,6 +155,18 @@ void append_growth(std::string& out, const std::string& pad, const HeapReport& r
   }
 }
 
+void append_retained(std::string& out, const std::string& pad, const HeapReport& r, const RetentionReport& k,
+                     std::size_t top) {
+  out += fmt::format("\n{}allocated from {} to {} and still live at {}: {} in {}\n", pad, seconds(k.from_ns),
+                     seconds(k.to_ns), seconds(k.at_ns), bytes(k.figures.bytes), count_of(k.figures.count, "block"));
+  for (std::size_t n = 0; n < k.order.size() && n < top; ++n) {
+    const std::uint32_t s = k.order[n];
+    out +=
+        fmt::format("{}  {} in {}\n", pad, bytes(k.figures.site_bytes[s]), count_of(k.figures.site_count[s], "block"));
+    append_site_frames(out, pad, r, r.sites.sites[s]);
+  }
+}
+
 }  // namespace
 
 void append_histograms(std::string& out, const std::string& pad, const Histograms& h) {
@@ -228,6 +240,7 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
     for (const std::size_t i : sites) append_site(out, pad, r, r.sites.sites[i], k);
   }
   if (r.growth) append_growth(out, pad, r, *r.growth, top);
+  if (r.retained) append_retained(out, pad, r, *r.retained, top);
   return out;
 }
 
