@@ -1,5 +1,6 @@
 // The overview's charts (uPlot): heap bytes, its highest per bucket, RSS and
-// live blocks; below, allocations and frees per second. Both share a cursor.
+// live blocks; below, allocations and frees per second, and temporary
+// allocations per second. All share a cursor.
 // Periods when recording was off are hatched, the selected range is shaded and
 // the selected instant is a line. A drag calls onRange(from_ns, to_ns), a
 // click without a drag onInstant(at_ns); the caller puts them in the hash.
@@ -153,6 +154,27 @@ function rateChart(t, width, draw, hooks, sync, drag, rightSize) {
   return [opts, [x, perSecond(t.alloc_count), perSecond(t.free_count)]];
 }
 
+// Temporary allocations (freed before their thread's next allocation, as the
+// report counts them) per second, on the rate chart's scale of units: a line
+// close to the allocation rate above means most allocations were temporary.
+// Each counts in the bucket of its free (docs/api.md).
+function temporaryChart(t, width, draw, hooks, sync, drag, rightSize) {
+  const x = t.time_ns.map((ns) => ns / 1e9);
+  const counts = t.temporary_count;
+  const opts = {
+    width, height: 120,
+    scales: { x: { time: false } },
+    cursor: { drag: { x: drag, y: false, setScale: false }, sync: { key: sync } },
+    series: [timeSeries,
+      { label: 'temporary/s', stroke: '#d97706', fill: 'rgba(217,119,6,0.10)',
+        value: (_, v, _s, i) => (v === null || i === null ? '—' : `${integer(Math.round(v))} (${integer(counts[i])} in the bucket)`) }],
+    axes: [timeAxis, { label: 'temporary/s', size: 80, values: (_, ticks) => ticks.map(rateTick) },
+      { side: 1, label: ' ', size: rightSize, grid: { show: false }, ticks: { show: false }, values: (_, ticks) => ticks.map(() => '') }],
+    hooks: { ...hooks, draw: [draw] },
+  };
+  return [opts, [x, counts.map((c) => (c * 1e9) / t.bucket_ns)]];
+}
+
 // Draws the charts into `box`. marked: {from, to, at}; endNs: where the
 // drawn span ends (the dump's duration, or the range's end), for the last
 // recording-off period; handlers: {onRange, onInstant}, or null for a chart
@@ -170,5 +192,14 @@ export function drawTimeline(box, t, marked, endNs, handlers) {
     const rates = el('div', { class: 'chart', role: 'img', 'aria-label': 'Allocations and frees per second' });
     box.append(rates);
     new uPlot(...rateChart(t, width, draw, hooks, sync, Boolean(handlers), rightSize), rates);
+  }
+  if (Array.isArray(t.temporary_count)) {
+    const total = t.temporary_count.reduce((a, c) => a + c, 0);
+    const label = `Temporary allocations per second: ${integer(total)} in all`;
+    const temporary = el('div', { class: 'chart', role: 'img', 'aria-label': label });
+    box.append(temporary, el('p', { class: 'detail', id: 'temporary-total' },
+      `${integer(total)} temporary ${total === 1 ? 'allocation' : 'allocations'} (freed before their thread allocated again), ` +
+      'each counted at its free.'));
+    new uPlot(...temporaryChart(t, width, draw, hooks, sync, Boolean(handlers), rightSize), temporary);
   }
 }
