@@ -162,13 +162,13 @@ function temporaryChart(t, width, draw, hooks, sync, drag, rightSize) {
   const x = t.time_ns.map((ns) => ns / 1e9);
   const counts = t.temporary_count;
   const opts = {
-    width, height: 120,
+    width, height: 150,
     scales: { x: { time: false } },
     cursor: { drag: { x: drag, y: false, setScale: false }, sync: { key: sync } },
     series: [timeSeries,
       { label: 'temporary/s', stroke: '#d97706', fill: 'rgba(217,119,6,0.10)',
         value: (_, v, _s, i) => (v === null || i === null ? '—' : `${integer(Math.round(v))} (${integer(counts[i])} in the bucket)`) }],
-    axes: [timeAxis, { label: 'temporary/s', size: 80, values: (_, ticks) => ticks.map(rateTick) },
+    axes: [timeAxis, { label: 'per second', size: 80, values: (_, ticks) => ticks.map(rateTick) },
       { side: 1, label: ' ', size: rightSize, grid: { show: false }, ticks: { show: false }, values: (_, ticks) => ticks.map(() => '') }],
     hooks: { ...hooks, draw: [draw] },
   };
