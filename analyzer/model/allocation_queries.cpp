@@ -151,6 +151,33 @@ WindowPeak window_peak(const AllocationTable& t, const TimeWindow& w) {
   return peak;
 }
 
+std::uint64_t temporary_frees(const AllocationTable& t, const EventCursor& at) {
+  if (t.checkpoints().empty()) return 0;
+  const HeapCheckpoint& cp = t.checkpoints()[at.position / kC];
+  std::uint64_t n = cp.temporary_frees;
+  for (std::uint32_t k = cp.frees; k < at.frees; ++k) n += t.temporary(t.free_row(k)) ? 1 : 0;
+  return n;
+}
+
+// A thread's temporary allocation is its last one until freed, so few rows
+// qualify: the skip index passes over every block without one.
+std::vector<std::uint64_t> temporary_frees_from_before(const AllocationTable& t, const TimeWindow& w) {
+  std::vector<std::uint64_t> out;
+  if (w.from_ns == 0) return out;
+  const std::uint32_t lo = rows_until(t, w.from_ns - 1);
+  constexpr std::uint32_t kS = AllocationTable::kSkipRows;
+  for (std::size_t b = 0; b * kS < lo; ++b) {
+    if (t.skip_max_temporary_free(b) < w.from_ns) continue;
+    const auto end = static_cast<std::uint32_t>(std::min<std::size_t>((b + 1) * kS, lo));
+    for (auto r = static_cast<std::uint32_t>(b * kS); r < end; ++r) {
+      const std::uint64_t f = t.free_ns(r);
+      if (t.temporary(r) && f >= w.from_ns && f <= w.to_ns) out.push_back(f);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 bool live_after(const AllocationTable& t, const EventCursor& at, std::uint32_t row) {
   if (row >= at.rows) return false;
   const std::uint64_t time = last_event_time(t, at);

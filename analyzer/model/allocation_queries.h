@@ -51,6 +51,13 @@ struct WindowPeak {
 };
 WindowPeak window_peak(const AllocationTable& t, const TimeWindow& window);
 
+// Temporary allocations (AllocationTable::temporary) freed by the cursor's events.
+std::uint64_t temporary_frees(const AllocationTable& t, const EventCursor& at);
+// The free times, ascending, of the temporary allocations made before the
+// window and freed within it: a window's figures leave them out
+// (window_figures), a count of temporary frees must too.
+std::vector<std::uint64_t> temporary_frees_from_before(const AllocationTable& t, const TimeWindow& window);
+
 // Per-site live bytes and blocks after the cursor's events (rows of no site are left out).
 struct SiteLive {
   std::vector<std::uint64_t> bytes;

@@ -139,7 +139,7 @@ std::uint64_t AllocationTable::memory_bytes() const {
          bytes_of(site_) + bytes_of(meta_) + bytes_of(free_order_) + bytes_of(order_) + sparse +
          bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) + bytes_of(realloc_rows_) + bytes_of(replaced_rows_) +
          bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) + bytes_of(mmap_ns_) + bytes_of(site_offsets_) +
-         bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(checkpoints_);
+         bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_);
 }
 
 void AllocationTableBuilder::on_tagged_events(std::span<const HeapEvent> events,
@@ -206,8 +206,8 @@ HeapCheckpoint& AllocationTableBuilder::begin_event(bool alloc) {
 void AllocationTableBuilder::checkpoint() {
   if (t_.events() % AllocationTable::kCheckpointEvents == 0) {
     t_.checkpoints_.push_back(HeapCheckpoint{static_cast<std::uint32_t>(t_.rows()),
-                                             static_cast<std::uint32_t>(t_.frees()), heap_bytes_, live_count_, 0, 0,
-                                             0});
+                                             static_cast<std::uint32_t>(t_.frees()), heap_bytes_, live_count_, 0, 0, 0,
+                                             temporary_frees_});
   }
 }
 
@@ -257,6 +257,7 @@ void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, 
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;
   if (row % kS == 0) {
     t_.skip_max_free_.push_back(0);
+    t_.skip_max_temporary_free_.push_back(0);
     block_live_.push_back(0);
   }
   ++block_live_[row / kS];
@@ -289,11 +290,16 @@ void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread, s
     t_.unmatched_free_ns_.push_back(last_time_ns_);
     return;
   }
-  if (last_addr_[thread] == e.addr) {
+  const bool temporary = last_addr_[thread] == e.addr;
+  if (temporary) {
     last_addr_[thread] = kNoAddress;
     t_.meta_[row] |= 1ull << 63;
   }
-  release(row, last_time_ns_);
+  release(row, last_time_ns_);  // its checkpoint holds the count before this free
+  if (temporary) {
+    ++temporary_frees_;
+    t_.skip_max_temporary_free_[row / AllocationTable::kSkipRows] = last_time_ns_;  // times never go back
+  }
   if (e.realloc) realloc_pending_[thread] = row;
 }
 

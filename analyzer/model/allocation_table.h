@@ -35,6 +35,7 @@ struct HeapCheckpoint {
   std::uint64_t block_max_bytes = 0;        // the highest heap after any event of the block
   std::uint64_t block_max_alloc_bytes = 0;  // ... after an allocation of the block (0: none)
   std::uint32_t block_max_alloc_at = 0;     // the event after which that was first reached
+  std::uint32_t temporary_frees = 0;        // frees done of temporary rows
 };
 
 class AllocationTable {
@@ -95,6 +96,8 @@ class AllocationTable {
   const std::vector<HeapCheckpoint>& checkpoints() const { return checkpoints_; }
   // The latest free time among rows [i × kSkipRows, (i + 1) × kSkipRows).
   std::uint64_t skip_max_free(std::size_t i) const { return skip_max_free_[i]; }
+  // The latest free time among the temporary rows of that block (0: none).
+  std::uint64_t skip_max_temporary_free(std::size_t i) const { return skip_max_temporary_free_[i]; }
 
   // The stack id of each row (until set_sites) and its replacement by a site.
   std::uint32_t stack(std::uint32_t row) const { return site_[row]; }
@@ -137,6 +140,7 @@ class AllocationTable {
   std::vector<std::uint32_t> site_offsets_;
   SpillColumn<std::uint32_t> site_rows_;
   std::vector<std::uint64_t> skip_max_free_;
+  std::vector<std::uint64_t> skip_max_temporary_free_;
   std::vector<HeapCheckpoint> checkpoints_;
 };
 
@@ -186,6 +190,7 @@ class AllocationTableBuilder final : public TaggedEventSink {
   std::vector<std::uint16_t> block_live_;  // by kSkipRows block: its rows not freed yet
   std::uint64_t heap_bytes_ = 0;           // the heap after the events so far
   std::uint64_t live_count_ = 0;
+  std::uint32_t temporary_frees_ = 0;  // frees of temporary rows so far
   // The full times of the current block of kTimeBlock rows, kept until the
   // block ends in case its deltas do not fit 32 bits (`block_wide_`).
   std::uint64_t block_ns_[AllocationTable::kTimeBlock] = {};

@@ -27,6 +27,7 @@ void HeapTimeline::halve() {
     }
     m.alloc_count += b.alloc_count;
     m.free_count += b.free_count;
+    m.temporary_count += b.temporary_count;
     if (b.rss_bytes) m.rss_bytes = std::max(m.rss_bytes.value_or(0), *b.rss_bytes);
   }
   buckets_ = std::move(merged);
@@ -41,10 +42,12 @@ std::size_t HeapTimeline::index_of(std::uint64_t time_ns) {
   return i;
 }
 
-void HeapTimeline::add(std::uint64_t time_ns, TimelineEvent event, std::uint64_t heap_bytes, std::uint64_t live_count) {
+void HeapTimeline::add(std::uint64_t time_ns, TimelineEvent event, std::uint64_t heap_bytes, std::uint64_t live_count,
+                       bool temporary) {
   const bool changed = event != TimelineEvent::kUnmatchedFree;
+  const bool freed = event == TimelineEvent::kFree;
   add(Run{time_ns, heap_bytes, live_count, changed ? heap_bytes : 0, event == TimelineEvent::kAllocation ? 1u : 0u,
-          event == TimelineEvent::kFree ? 1u : 0u, changed});
+          freed ? 1u : 0u, freed && temporary ? 1u : 0u, changed});
 }
 
 void HeapTimeline::add(const Run& run) {
@@ -58,6 +61,7 @@ void HeapTimeline::add(const Run& run) {
   }
   b.alloc_count += run.alloc_count;
   b.free_count += run.free_count;
+  b.temporary_count += run.temporary_count;
 }
 
 std::uint64_t HeapTimeline::bucket_end(std::uint64_t time_ns) {

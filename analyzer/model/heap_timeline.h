@@ -28,6 +28,7 @@ struct TimelineBucket {
   std::uint64_t live_count = 0;            // live blocks at its last event
   std::uint64_t alloc_count = 0;           // allocations in it
   std::uint64_t free_count = 0;            // frees of a live block in it
+  std::uint64_t temporary_count = 0;       // of those, of a temporary allocation (model/stack_replay.h)
   std::optional<std::uint64_t> rss_bytes;  // the highest RSS sample within it
   bool has_events = false;
   bool changed = false;  // an allocation or a free of a live block in it: heap_max_bytes is set
@@ -43,7 +44,9 @@ class HeapTimeline {
   // The heap after an event at `time_ns` (times never go back: the merged
   // order). The highest heap of a bucket counts only events that changed
   // it, as model/allocation_table's series do, which know no unmatched free.
-  void add(std::uint64_t time_ns, TimelineEvent event, std::uint64_t heap_bytes, std::uint64_t live_count);
+  // `temporary`: a kFree of a block freed before its thread allocated again.
+  void add(std::uint64_t time_ns, TimelineEvent event, std::uint64_t heap_bytes, std::uint64_t live_count,
+           bool temporary = false);
   // Events of one bucket summed by the caller, as add() would have taken
   // them one by one: model/stack_replay sums them in registers, as an add()
   // per event made memrec view's first pass of a large dump 9 % slower.
@@ -54,6 +57,7 @@ class HeapTimeline {
     std::uint64_t heap_max_bytes = 0;  // the highest after one that changed the heap
     std::uint64_t alloc_count = 0;
     std::uint64_t free_count = 0;
+    std::uint64_t temporary_count = 0;
     bool changed = false;  // heap_max_bytes is set
   };
   void add(const Run& run);

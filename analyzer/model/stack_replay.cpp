@@ -142,6 +142,9 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
       bucket.changed = bucket.changed || changed;
       bucket.alloc_count += alloc ? 1 : 0;
       bucket.free_count += changed && !alloc ? 1 : 0;
+      // Every temporary one, also outside the window or the selection: at its
+      // free, the only time it is known to be one.
+      bucket.temporary_count += changed && !alloc && freed_temporary_ ? 1 : 0;
       pending = true;
     }
   }
@@ -204,6 +207,7 @@ void StackReplay::run(std::span<const HeapEvent> events, ThreadOf thread_of, std
   released_ = block->row;
   const bool temporary = last_alloc_[thread] == e.addr;
   if (temporary) last_alloc_[thread] = kNoBlock;
+  freed_temporary_ = temporary;
   if (block->stack.value == kUnselected) return;
   drop(*block);
   if (!counted) return;

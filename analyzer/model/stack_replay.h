@@ -81,8 +81,9 @@ class StackReplay final : public OrderedEventSink {
   // The same for the last event taken.
   std::uint32_t released_row() const { return released_; }
   // With a timeline, gives it the heap after every allocation and free taken,
-  // each allocation, and each free that matched a block (massif's snapshots;
-  // memrec view's whole run while its table is built). It must outlive the replay.
+  // each allocation, and each free that matched a block, telling the frees of
+  // temporary allocations (massif's snapshots; memrec view's whole run while
+  // its table is built). It must outlive the replay.
   void set_timeline(HeapTimeline* timeline) {
     timeline_ = timeline;
     timeline_until_ = 0;
@@ -135,6 +136,7 @@ class StackReplay final : public OrderedEventSink {
   const std::vector<bool>* selected_;      // null: every allocation
   std::uint64_t allocations_seen_ = 0;     // the next allocation's index in `selected_`
   std::uint32_t released_ = kNoRow;        // released_row()
+  bool freed_temporary_ = false;           // set with released_ by a free: the block was temporary
   std::vector<std::uint64_t> last_alloc_;  // by thread: its latest allocation, while live
   AddressMap live_;
   HeapTotals totals_;

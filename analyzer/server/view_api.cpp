@@ -212,7 +212,7 @@ json timeline_json(const ViewDump& d, const TimeWindow& w, std::uint64_t width,
     if (b < rss_max.size()) rss_max[b] = std::max(rss_max[b].value_or(0), s.rss_bytes);
   }
   json time = json::array(), heap = json::array(), highest = json::array(), count = json::array();
-  json allocs = json::array(), frees = json::array(), rss = json::array();
+  json allocs = json::array(), frees = json::array(), temporary = json::array(), rss = json::array();
   for (std::size_t b = 0; b < buckets.size(); ++b) {
     const TimelineBucket& x = buckets[b];
     time.push_back(w.from_ns - d.start_ns() + b * width);
@@ -221,6 +221,7 @@ json timeline_json(const ViewDump& d, const TimeWindow& w, std::uint64_t width,
     count.push_back(x.live_count);
     allocs.push_back(x.alloc_count);
     frees.push_back(x.free_count);
+    temporary.push_back(x.temporary_count);
     rss.push_back(rss_max[b] ? json(*rss_max[b]) : json(nullptr));
   }
   return {{"bucket_ns", width},
@@ -230,6 +231,7 @@ json timeline_json(const ViewDump& d, const TimeWindow& w, std::uint64_t width,
           {"live_count", std::move(count)},
           {"alloc_count", std::move(allocs)},
           {"free_count", std::move(frees)},
+          {"temporary_count", std::move(temporary)},
           {"rss_bytes", std::move(rss)},
           {"recording", recording_periods(d, w)},
           {"range", range_json(d, w)}};
@@ -259,6 +261,7 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
   std::vector<TimelineBucket> buckets(n);
   const auto& replaced = t.replaced_ns();
   EventCursor begin = cursor_before(t, w.from_ns);
+  std::uint64_t temporary_before = temporary_frees(t, begin);
   for (std::size_t b = 0; b < n; ++b) {
     const std::uint64_t start = w.from_ns + b * width;
     const std::uint64_t last = b + 1 == n ? w.to_ns : start + width - 1;
@@ -272,8 +275,15 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
     x.live_count = end.live_count;
     x.alloc_count = end.rows - begin.rows;
     x.free_count = end.frees - begin.frees - static_cast<std::uint64_t>(replaced_in);
+    const std::uint64_t temporary_after = temporary_frees(t, end);
+    x.temporary_count = temporary_after - temporary_before;
+    temporary_before = temporary_after;
     begin = end;
   }
+  // A temporary allocation counts at its free, but only if the range holds
+  // its allocation too, as the summary's `temporary` (window_figures) does.
+  for (const std::uint64_t free_ns : temporary_frees_from_before(t, w))
+    --buckets[(free_ns - w.from_ns) / width].temporary_count;
   return ok(timeline_json(d, w, width, buckets));
 }
 

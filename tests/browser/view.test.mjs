@@ -3,7 +3,8 @@
 // recording-off periods, the leak list and its backtrace, the sort in the URL,
 // the flamegraph's search and zoom, its count of allocations (3 from leak_here,
 // 100 and a malloc(0) from churn), and the error page.
-// Screenshots go to docs/images/ (MEMREC_SCREENSHOT_DIR elsewhere).
+// Screenshots (the error page, the histograms, the bottom-up call tree) go to
+// docs/images/ (MEMREC_SCREENSHOT_DIR elsewhere).
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
@@ -68,6 +69,7 @@ test('the overview has the size classes of every allocation and their lifetimes'
   const lifetimes = await page.getByRole('table', { name: 'Lifetimes' }).locator('tbody tr td:first-of-type').allTextContents();
   assert.equal(lifetimes.reduce((a, t) => a + Number(t.replace(/,/g, '')), 0), 101, 'every freed block');
   assert.equal(await page.locator('#unfreed').textContent(), '3 allocations (12.4 KiB) still live at the end.');
+  await page.getByRole('region', { name: 'Histograms' }).screenshot({ path: join(images, 'view-histograms.png') });
 });
 
 test('the overview names the periods when recording was off', async () => {
@@ -225,6 +227,7 @@ test('bottom-up, the call tree lists the allocating functions first, each openin
   assert.deepEqual(await cells(), ['churn | 183,250 bytes | 93.5%', 'leak_here | 12,726 bytes | 6.5%', 'main | 12,726 bytes | 6.5%']);
   await tree.locator('tbody tr').nth(2).getByRole('button').click();  // main opens to its caller too
   assert.equal(await tree.locator('tbody tr').count(), 4);
+  await page.screenshot({ path: join(images, 'view-call-tree.png'), fullPage: true });
   await leakHere.getByRole('button').click();  // closing leak_here closes everything under it
   assert.equal(await tree.locator('tbody tr').count(), 2);
   // Top-down, the outermost frame comes first and holds everything.

@@ -1,5 +1,6 @@
 // The overview's charts (uPlot): heap bytes, its highest per bucket, RSS and
-// live blocks; below, allocations and frees per second. Both share a cursor.
+// live blocks; below, allocations and frees per second, and temporary
+// allocations per second. All share a cursor.
 // Periods when recording was off are hatched, the selected range is shaded and
 // the selected instant is a line. A drag calls onRange(from_ns, to_ns), a
 // click without a drag onInstant(at_ns); the caller puts them in the hash.
@@ -135,22 +136,39 @@ function heapChart(t, width, draw, hooks, sync, drag, rightSize) {
   return [opts, data];
 }
 
-function rateChart(t, width, draw, hooks, sync, drag, rightSize) {
-  const x = t.time_ns.map((ns) => ns / 1e9);
-  const perSecond = (counts) => counts.map((c) => (c === null ? null : (c * 1e9) / t.bucket_ns));
-  const opts = {
-    width, height: 150,
+// A chart of counts per second under the heap chart: its x cursor, drag and
+// marks shared, and an empty right axis as wide as the heap chart's, so the
+// plots line up.
+function perSecondChart(series, width, draw, hooks, sync, drag, rightSize) {
+  return {
+    width, height: 150, series: [timeSeries, ...series],
     scales: { x: { time: false } },
     cursor: { drag: { x: drag, y: false, setScale: false }, sync: { key: sync } },
-    series: [timeSeries,
-      { label: 'allocations/s', stroke: '#7c3aed', value: (_, v) => (v === null ? '—' : integer(Math.round(v))) },
-      { label: 'frees/s', stroke: '#0e9384', dash: [4, 3], value: (_, v) => (v === null ? '—' : integer(Math.round(v))) }],
     axes: [timeAxis, { label: 'per second', size: 80, values: (_, ticks) => ticks.map(rateTick) },
-      // An empty right axis as wide as the heap chart's, so both plots line up.
       { side: 1, label: ' ', size: rightSize, grid: { show: false }, ticks: { show: false }, values: (_, ticks) => ticks.map(() => '') }],
     hooks: { ...hooks, draw: [draw] },
   };
-  return [opts, [x, perSecond(t.alloc_count), perSecond(t.free_count)]];
+}
+
+const perSecond = (t, counts) => counts.map((c) => (c === null ? null : (c * 1e9) / t.bucket_ns));
+const rateValue = (_, v) => (v === null ? '—' : integer(Math.round(v)));
+
+function rateChart(t, ...chart) {
+  const opts = perSecondChart([
+    { label: 'allocations/s', stroke: '#7c3aed', value: rateValue },
+    { label: 'frees/s', stroke: '#0e9384', dash: [4, 3], value: rateValue }], ...chart);
+  return [opts, [t.time_ns.map((ns) => ns / 1e9), perSecond(t, t.alloc_count), perSecond(t, t.free_count)]];
+}
+
+// Temporary allocations (freed before their thread's next allocation, as the
+// report counts them) per second, on the rate chart's scale of units: a line
+// close to the allocation rate above means most allocations were temporary.
+// Each counts in the bucket of its free (docs/api.md).
+function temporaryChart(t, ...chart) {
+  const counts = t.temporary_count;
+  const opts = perSecondChart([{ label: 'temporary/s', stroke: '#d97706', fill: 'rgba(217,119,6,0.10)',
+    value: (_, v, _s, i) => (v === null || i === null ? '—' : `${integer(Math.round(v))} (${integer(counts[i])} in the bucket)`) }], ...chart);
+  return [opts, [t.time_ns.map((ns) => ns / 1e9), perSecond(t, counts)]];
 }
 
 // Draws the charts into `box`. marked: {from, to, at}; endNs: where the
@@ -170,5 +188,14 @@ export function drawTimeline(box, t, marked, endNs, handlers) {
     const rates = el('div', { class: 'chart', role: 'img', 'aria-label': 'Allocations and frees per second' });
     box.append(rates);
     new uPlot(...rateChart(t, width, draw, hooks, sync, Boolean(handlers), rightSize), rates);
+  }
+  if (Array.isArray(t.temporary_count)) {
+    const total = t.temporary_count.reduce((a, c) => a + c, 0);
+    const label = `Temporary allocations per second: ${integer(total)} in all`;
+    const temporary = el('div', { class: 'chart', role: 'img', 'aria-label': label });
+    box.append(temporary, el('p', { class: 'detail', id: 'temporary-total' },
+      `${integer(total)} temporary ${total === 1 ? 'allocation' : 'allocations'} (freed before their thread allocated again), ` +
+      'each counted at its free.'));
+    new uPlot(...temporaryChart(t, width, draw, hooks, sync, Boolean(handlers), rightSize), temporary);
   }
 }

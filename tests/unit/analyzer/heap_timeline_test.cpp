@@ -51,6 +51,25 @@ TEST_SUITE("analyzer/heap_timeline") {
     CHECK(b.front().heap_bytes < t.bucket_ns());
   }
 
+  TEST_CASE("counts the frees of temporary allocations in their bucket, also through widening") {
+    HeapTimeline t(0, 1);
+    const std::uint64_t n = 100000;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      t.add(2 * i, kAlloc, 16, 1);
+      t.add(2 * i + 1, kFree, 0, 0, i % 4 == 0);  // every fourth block freed before the next allocation
+    }
+    t.add(2 * n, TimelineEvent::kUnmatchedFree, 0, 0, true);  // no block freed: not a temporary one either
+    std::uint64_t temporary = 0;
+    std::uint64_t frees = 0;
+    for (const auto& b : t.buckets()) {
+      CHECK(b.temporary_count <= b.free_count);
+      temporary += b.temporary_count;
+      frees += b.free_count;
+    }
+    CHECK(temporary == n / 4);
+    CHECK(frees == n);
+  }
+
   TEST_CASE("RSS samples land in the bucket of their time, the highest kept") {
     HeapTimeline t(1000, 100);
     t.add(1000, kAlloc, 10, 1);

@@ -83,6 +83,34 @@ std::string long_dump() {
   return testing::write_temp_file(b.bytes(), "view_api_long.dat");
 }
 
+// Temporary allocations across several checkpoints of the table: thread 10
+// frees every third block before its next allocation (500 temporary, with
+// non-temporary frees between), thread 11 holds each of its 30 blocks for
+// 40 µs before freeing it, allocating nothing else (30 temporary, spanning
+// the edges of most ranges).
+std::string temporaries_dump() {
+  testing::DumpBuilder b;
+  const std::uint64_t s1[] = {0x401000};
+  const std::uint64_t s2[] = {0x402000};
+  b.frame([&](format::RecordEncoder& e) {
+    e.stack(1, 0, 0, s1);
+    e.stack(2, 0, 0, s2);
+    e.thread(10);
+    for (std::uint64_t i = 0; i < 1500; ++i) {
+      e.alloc(AllocFn::kMalloc, kT0 + 1000 * i + 7, 0x100000 + 0x100 * i, 32, 1);
+      if (i % 3 == 0) e.free(kT0 + 1000 * i + 500, 0x100000 + 0x100 * i);
+      if (i % 3 == 2) e.free(kT0 + 1000 * i + 500, 0x100000 + 0x100 * (i - 1));
+    }
+    e.thread(11);
+    for (std::uint64_t j = 0; j < 30; ++j) {
+      e.alloc(AllocFn::kMalloc, kT0 + 50'000 * j + 100, 0x900000 + 0x100 * j, 64, 2);
+      e.free(kT0 + 50'000 * j + 40'100, 0x900000 + 0x100 * j);
+    }
+    e.end(kT0 + 1'600'000);
+  });
+  return testing::write_temp_file(b.bytes(), "view_api_temporaries.dat");
+}
+
 server::ParamFn params(std::map<std::string, std::string> values) {
   return [values = std::move(values)](const std::string& name) -> std::optional<std::string> {
     const auto it = values.find(name);
@@ -328,8 +356,8 @@ TEST_SUITE("server/view_api") {
       const json exact =
           body_of(server::api_timeline(data, "1", params({{"from", "0"}, {"to", std::to_string(512 * width - 1)}})));
       REQUIRE(exact["bucket_ns"] == width);
-      for (const char* column :
-           {"time_ns", "heap_bytes", "heap_max_bytes", "live_count", "alloc_count", "free_count", "rss_bytes"}) {
+      for (const char* column : {"time_ns", "heap_bytes", "heap_max_bytes", "live_count", "alloc_count", "free_count",
+                                 "temporary_count", "rss_bytes"}) {
         CAPTURE(column);
         const json& all = exact[column];
         CHECK(early[column] == json(std::vector<json>(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n))));
@@ -365,6 +393,52 @@ TEST_SUITE("server/view_api") {
       publish(data.dumps[0], later);
       CHECK(body_of(server::api_timeline(data, "0", params({}))) ==
             body_of(server::api_timeline(data, "1", params({}))));
+    }
+  }
+
+  TEST_CASE("the timeline's temporary allocations sum to the summary's for any range, before the table too") {
+    // given a dump of 530 temporary allocations, some of them held across the edges of the ranges asked
+    const std::string path = temporaries_dump();
+    Symbolizer symbolizer(SymbolizerOptions{{}, 1});
+    server::ViewData data;
+    AllocationTableBuilder beside;
+    data.dumps.push_back(load(path, symbolizer, &beside));
+    publish(data.dumps[0], beside);
+    data.dumps.push_back(load_early(path, symbolizer));
+    REQUIRE(data.dumps[0].slot->table()->checkpoints().size() > 2);
+    const auto sum = [](const json& timeline) {
+      std::uint64_t n = 0;
+      for (const json& c : timeline["temporary_count"]) n += c.get<std::uint64_t>();
+      return n;
+    };
+    // when the whole run's timeline is asked for, from the table and from the report's pass
+    // then both hold the 530
+    CHECK(body_of(server::api_summary(data, "0", params({})))["temporary"] == 530);
+    CHECK(sum(body_of(server::api_timeline(data, "0", params({})))) == 530);
+    CHECK(sum(body_of(server::api_timeline(data, "1", params({})))) == 530);
+    // and for every range, the buckets sum to the range's summary: a temporary
+    // allocation counts when both its allocation and its free are in the range
+    const std::uint64_t edges[] = {0,       7,       500,       40'099,    40'100,    123'456,  500'000,
+                                   777'777, 999'999, 1'000'000, 1'250'040, 1'499'999, 1'600'000};
+    // (the temporaries_dump's own, allocated and freed within [from, to])
+    const auto known = [](std::uint64_t from, std::uint64_t to) {
+      std::uint64_t n = 0;
+      for (std::uint64_t i = 0; i < 1500; i += 3) n += from <= 1000 * i + 7 && 1000 * i + 500 <= to ? 1 : 0;
+      for (std::uint64_t j = 0; j < 30; ++j) n += from <= 50'000 * j + 100 && 50'000 * j + 40'100 <= to ? 1 : 0;
+      return n;
+    };
+    for (const std::uint64_t from : edges) {
+      for (const std::uint64_t to : edges) {
+        if (to < from) continue;
+        CAPTURE(from);
+        CAPTURE(to);
+        const auto range = params({{"from", std::to_string(from)}, {"to", std::to_string(to)}});
+        const json timeline = body_of(server::api_timeline(data, "0", range));
+        CHECK(body_of(server::api_summary(data, "0", range))["temporary"] == known(from, to));
+        CHECK(sum(timeline) == known(from, to));
+        for (std::size_t i = 0; i < timeline["temporary_count"].size(); ++i)
+          CHECK(timeline["temporary_count"][i] <= timeline["free_count"][i]);
+      }
     }
   }
 
