@@ -21,6 +21,9 @@ before(async () => {
 
 after(() => closeView(view));
 
+// A bucket's width as the page writes it (format.js duration): 1000 × 2^k ns.
+const width = (ns) => (ns < 1e6 ? `${(ns / 1e3).toFixed(1)} µs` : ns < 1e9 ? `${(ns / 1e6).toFixed(1)} ms` : `${(ns / 1e9).toFixed(2)} s`);
+
 test('the header\'s Maps link opens the view with the live 64 KiB mapping and its backtrace', async () => {
   const api = await getJson(baseUrl, '/api/dumps/0/maps');
   await page.goto(`${baseUrl}/#/overview?dump=0`);
@@ -53,6 +56,9 @@ test('the header\'s Maps link opens the view with the live 64 KiB mapping and it
   assert.deepEqual(functions.slice(0, 2), ['map_anon', 'main']);
   assert.deepEqual(functions, api.mappings[0].frames.map((f) => f.function ?? f.label));
   assert.ok(await page.getByRole('img', { name: 'Mapped bytes and live mappings over time' }).isVisible());
+  assert.equal(await page.locator('#maps-buckets').textContent(),
+    `${api.series.time_ns.length} buckets of ${width(api.series.bucket_ns)}: the line is the bytes mapped at each ` +
+    'bucket\'s end, the dashed one the highest in it.');
   await page.screenshot({ path: join(images, 'view-maps.png'), fullPage: true });
 });
 

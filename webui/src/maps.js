@@ -5,7 +5,7 @@
 // backtrace; which one is open is in the hash (`open`: an address, `stack`: an id).
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
-import { bytes, el, fill, integer, timeText } from './format.js';
+import { bytes, duration, el, fill, integer, timeText } from './format.js';
 import { siteLocation, siteName } from './labels.js';
 import { drawMapsChart } from './maps_chart.js';
 import { hasRange, rangeParams } from './state.js';
@@ -102,7 +102,7 @@ function stacksTable(answer, state, navigate) {
 
 const shown = (n, total, what) => (total > n ? ` The ${integer(n)} largest of ${integer(total)} ${what} are listed.` : '');
 
-export async function renderMaps(root, state, navigate, context) {
+export async function renderMaps(root, state, navigate) {
   const answer = await api.maps(state.dump, rangeParams(state));
   const t = answer.totals;
   if (t.mmaps + t.mremaps === 0) {
@@ -117,6 +117,8 @@ export async function renderMaps(root, state, navigate, context) {
     el('p', { class: 'detail' }, 'mmap calls with MAP_ANONYMOUS, munmap and mremap, over the whole run; ' +
       'the chart and the live mappings follow the range. Heap allocations are not counted here.'),
     totals(t), chart,
+    el('p', { class: 'detail', id: 'maps-buckets' }, `${plural(answer.series.time_ns.length, 'bucket', 'buckets')} of ` +
+      `${duration(answer.series.bucket_ns)}: the line is the bytes mapped at each bucket's end, the dashed one the highest in it.`),
     el('h3', {}, hasRange(state) ? 'Mapped in the range, still mapped at the end' : 'Still mapped at the end'),
     el('p', { class: 'detail', id: 'maps-live' }, `${plural(answer.mappings_total, 'mapping', 'mappings')}, largest first. ` +
       'A munmap of part of a mapping leaves its pieces.' + shown(answer.mappings.length, answer.mappings_total, 'mappings')),
@@ -125,8 +127,7 @@ export async function renderMaps(root, state, navigate, context) {
     el('p', { class: 'detail', id: 'maps-stacks' }, `${plural(answer.stacks_total, 'stack', 'stacks')} made mappings. ` +
       'Click a row for its backtrace.' + shown(answer.stacks.length, answer.stacks_total, 'stacks')),
     stacksTable(answer, state, navigate));
-  const duration = context?.dump?.duration_ns ?? answer.range.to_ns;
-  drawMapsChart(chart, answer.series, { at: state.at }, Math.min(duration, answer.range.to_ns), {
+  drawMapsChart(chart, answer.series, { at: state.at }, answer.range.to_ns, {
     onRange: (from, to) => navigate({ from: String(from), to: String(to), open: null }),
     onInstant: (at) => navigate({ at: String(at) }),
   });

@@ -82,9 +82,8 @@ TEST_SUITE("analyzer/mapping_record") {
     CHECK(r.totals().missed_munmaps == 1);
     CHECK(r.live().live_bytes() == 0x1000);
     const auto buckets = r.series().buckets();
-    const std::uint64_t releases = std::count_if(buckets.begin(), buckets.end(), [](const TimelineBucket& b) {
-      return b.free_count != 0;
-    });
+    const std::uint64_t releases =
+        std::count_if(buckets.begin(), buckets.end(), [](const TimelineBucket& b) { return b.free_count != 0; });
     CHECK(releases == 0);
   }
 
@@ -114,7 +113,7 @@ TEST_SUITE("analyzer/mapping_record") {
       maps += b.alloc_count;
       releases += b.free_count;
     }
-    CHECK(highest == 0xa000);  // 1 + 2 + 3 + 4 pages at once
+    CHECK(highest == 0xa000);                    // 1 + 2 + 3 + 4 pages at once
     CHECK(buckets.back().heap_bytes == 0xa000);  // the last four are left
     CHECK(buckets.back().live_count == 4);
     CHECK(maps == kN);
