@@ -1,7 +1,8 @@
 // memrec view's /maps (server/view_maps.cpp) on a dump built in memory:
 // mappings made and cut on two threads in merged order, an mremap, a stack
 // the dump never defined, and a mapping that runs into the end of the address
-// space; a dump loaded without its mappings says so.
+// space; a dump loaded without its mappings says so. No allocation table is
+// published: /maps answers without one (a dump served before its table).
 #include <doctest/doctest.h>
 
 #include <string>
