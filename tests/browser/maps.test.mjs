@@ -97,6 +97,33 @@ test('a range after the mapping was made lists no live mapping', async () => {
   assert.equal(await table.getByRole('cell').textContent(), 'No mapping made in this range is still mapped at the end.');
 });
 
+test('a drag on the chart selects a range, and the live table lists what the API lists for it', async () => {
+  await page.goto(`${baseUrl}/#/maps?dump=0`);
+  await rendered(page);
+  const box = await page.locator('.chart .u-over').boundingBox();
+  const y = box.y + box.height / 2;
+  await page.mouse.move(box.x + 2, y);
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width * 0.3, y, { steps: 4 });
+  await page.mouse.move(box.x + box.width * 0.6, y, { steps: 4 });
+  await page.mouse.up();
+  await page.waitForURL(/from=\d+&to=\d+/);
+  await rendered(page);
+  const hash = new URLSearchParams(new URL(page.url()).hash.split('?')[1]);
+  const api = await getJson(baseUrl, `/api/dumps/0/maps?from=${hash.get('from')}&to=${hash.get('to')}`);
+  assert.equal(await page.getByRole('heading', { name: 'Mapped in the range, still mapped at the end' }).count(), 1);
+  const rows = page.getByRole('table', { name: 'Live mappings' }).getByRole('row');
+  if (api.mappings_total === 0) {
+    assert.equal(await rows.count(), 2);
+    assert.equal(await rows.nth(1).textContent(), 'No mapping made in this range is still mapped at the end.');
+  } else {
+    assert.equal(await rows.count(), 1 + api.mappings.length);
+    assert.equal(await rows.nth(1).getByRole('cell').nth(1).textContent(), api.mappings[0].address);
+  }
+  assert.equal(await page.locator('#maps-live').textContent(),
+    `${api.mappings_total} ${api.mappings_total === 1 ? 'mapping' : 'mappings'}, largest first. A munmap of part of a mapping leaves its pieces.`);
+});
+
 test('a dump without anonymous mappings says so', async () => {
   await page.goto(`${baseUrl}/#/maps?dump=1`);
   await rendered(page);
