@@ -102,8 +102,8 @@ void FrameCollector::on_mremap(const reader::MremapRecord& r) {
   ++out_.counts.mremap;
   saw_event(r.free_ns);
   saw_time(r.alloc_ns);
-  current().push_back({r.free_ns, r.old_addr, r.old_size, {}, HeapOp::kMunmap});
-  current().push_back({r.alloc_ns, r.new_addr, r.new_size, r.stack, HeapOp::kMmap});
+  current().push_back({r.free_ns, r.old_addr, r.old_size, {}, HeapOp::kMunmap, true});
+  current().push_back({r.alloc_ns, r.new_addr, r.new_size, r.stack, HeapOp::kMmap, true});
 }
 
 void FrameCollector::on_stack(const reader::StackRecord& r) {

@@ -32,7 +32,9 @@ struct HeapEvent {
   StackId stack;
   HeapOp op = HeapOp::kAlloc;
   // Both halves of a Realloc record carry it, so a model that keeps
-  // allocations (model/allocation_table.h) can link the old block to the new.
+  // allocations (model/allocation_table.h) can link the old block to the new;
+  // both halves of an Mremap too, so model/mapping_record.h tells them from
+  // munmap and mmap calls.
   bool realloc = false;
 };
 static_assert(sizeof(HeapEvent) == 32, "HeapEvent is held once per event: keep it compact");

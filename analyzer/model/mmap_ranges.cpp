@@ -12,15 +12,16 @@ std::uint64_t range_end(std::uint64_t addr, std::uint64_t size) { return size > 
 
 }  // namespace
 
-void MmapRanges::map(std::uint64_t addr, std::uint64_t size, StackId stack) {
+void MmapRanges::map(std::uint64_t addr, std::uint64_t size, StackId stack, std::uint64_t mapped_ns,
+                     std::vector<Cut>* cuts) {
   if (size == 0) return;
-  unmap(addr, size);
+  unmap(addr, size, cuts);
   const std::uint64_t end = range_end(addr, size);
-  ranges_[addr] = Mapping{end, stack};
+  ranges_[addr] = Mapping{end, stack, mapped_ns};
   live_bytes_ += end - addr;
 }
 
-std::uint64_t MmapRanges::unmap(std::uint64_t addr, std::uint64_t size) {
+std::uint64_t MmapRanges::unmap(std::uint64_t addr, std::uint64_t size, std::vector<Cut>* cuts) {
   if (size == 0) return 0;
   const std::uint64_t end = range_end(addr, size);
   // Start at the last mapping that begins at or before `addr`: it may reach into the range.
@@ -36,10 +37,11 @@ std::uint64_t MmapRanges::unmap(std::uint64_t addr, std::uint64_t size) {
     }
     it = ranges_.erase(it);
     // Keep the parts outside [addr, end).
-    if (start < addr) ranges_[start] = Mapping{addr, m.stack};
-    if (m.end > end) it = ranges_.emplace(end, Mapping{m.end, m.stack}).first;
+    if (start < addr) ranges_[start] = Mapping{addr, m.stack, m.mapped_ns};
+    if (m.end > end) it = ranges_.emplace(end, Mapping{m.end, m.stack, m.mapped_ns}).first;
     const std::uint64_t cut = std::min(m.end, end) - std::max(start, addr);
     removed += cut;
+    if (cuts != nullptr) cuts->push_back(Cut{m.stack, cut});
   }
   live_bytes_ -= removed;
   return removed;

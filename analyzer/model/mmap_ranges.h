@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <vector>
 
 #include "model/heap_event.h"
 
@@ -15,13 +16,22 @@ class MmapRanges {
   struct Mapping {
     std::uint64_t end = 0;  // exclusive
     StackId stack;
+    std::uint64_t mapped_ns = 0;  // when it was mapped; the pieces of a split keep it
+  };
+  // Bytes that an unmap (or a map over them) took from a mapping of `stack`.
+  struct Cut {
+    StackId stack;
+    std::uint64_t bytes = 0;
   };
 
   // Maps [addr, addr + size); whatever it overlaps is replaced, as a
-  // MAP_FIXED mapping replaces the pages under it.
-  void map(std::uint64_t addr, std::uint64_t size, StackId stack);
-  // Unmaps [addr, addr + size); returns the bytes that were live in it.
-  std::uint64_t unmap(std::uint64_t addr, std::uint64_t size);
+  // MAP_FIXED mapping replaces the pages under it. With `cuts`, appends what
+  // the replaced mappings lost.
+  void map(std::uint64_t addr, std::uint64_t size, StackId stack, std::uint64_t mapped_ns = 0,
+           std::vector<Cut>* cuts = nullptr);
+  // Unmaps [addr, addr + size); returns the bytes that were live in it. With
+  // `cuts`, appends each overlapped mapping's loss.
+  std::uint64_t unmap(std::uint64_t addr, std::uint64_t size, std::vector<Cut>* cuts = nullptr);
 
   std::uint64_t live_bytes() const { return live_bytes_; }
   std::uint64_t live_count() const { return ranges_.size(); }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "model/mapping_record.h"
+
 namespace memrec::analyzer {
 namespace {
 
@@ -102,7 +104,9 @@ inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
       break;
     case HeapOp::kMmap:
     case HeapOp::kMunmap:
-      break;  // anonymous memory is not heap
+      // Anonymous memory is not heap: no figure here counts it.
+      if (mappings_ != nullptr) mappings_->add(e);
+      break;
   }
 }
 

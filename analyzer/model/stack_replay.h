@@ -18,6 +18,8 @@
 
 namespace memrec::analyzer {
 
+class MappingRecord;
+
 // The events counted: [from_ns, to_ns] in CLOCK_MONOTONIC ns, both ends included.
 struct TimeWindow {
   std::uint64_t from_ns = 0;
@@ -88,6 +90,9 @@ class StackReplay final : public OrderedEventSink {
     timeline_ = timeline;
     timeline_until_ = 0;
   }
+  // With a record, hands it every mmap and munmap event taken (memrec
+  // view's Maps). It must outlive the replay.
+  void set_mappings(MappingRecord* mappings) { mappings_ = mappings; }
   // Once every event is in: counts the leaks and fixes the peak column, then
   // frees the live blocks (live_block() finds none after it): the call sites
   // built next are the report's peak of memory.
@@ -141,6 +146,7 @@ class StackReplay final : public OrderedEventSink {
   AddressMap live_;
   HeapTotals totals_;
   HeapTimeline* timeline_ = nullptr;
+  MappingRecord* mappings_ = nullptr;
   std::uint64_t timeline_until_ = 0;  // the end of the timeline's bucket that run() sums events for
 };
 

@@ -130,7 +130,7 @@ Result<StreamedDump> replay_dump(const std::string& path, const LoadOptions& loa
 
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
                                      Symbolizer& symbolizer, HeapTimeline* timeline, TaggedEventSink* also,
-                                     const std::vector<bool>* selected) {
+                                     const std::vector<bool>* selected, MappingRecord* mappings) {
   if (also != nullptr && window.to_ns) return Error{ErrorCode::kUsage, "internal: a table needs a window with no end"};
   const auto start = dump_start_ns(path);
   if (!start) return start.error();
@@ -139,6 +139,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   if (window.to_ns) abs.to_ns = *start + *window.to_ns;
 
   StackReplay replay(abs, selected);
+  replay.set_mappings(mappings);
   auto streamed = replay_dump(path, load, replay, &symbolizer, timeline, also);
   if (!streamed) return streamed.error();
   if (timeline != nullptr) timeline->add_rss(streamed->dump.rss);
@@ -153,6 +154,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   if (r.dump.last_time_ns && *r.dump.last_time_ns > *start) r.duration_ns = *r.dump.last_time_ns - *start;
   if (r.totals.peak_time_ns != 0) r.rss_at_peak_bytes = rss_at(r.dump, r.totals.peak_time_ns);
   r.sites = build_call_sites(r.dump, replay.columns(), symbolizer);
+  if (mappings != nullptr) r.mapping_sites = build_call_sites(r.dump, mappings->stack_columns(), symbolizer);
   for (const CallSite& s : r.sites.sites) {
     if (s.runtime) {
       r.runtime_retained_bytes += s.leaked_bytes;

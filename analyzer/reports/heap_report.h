@@ -15,6 +15,7 @@
 #include "load/loaded_dump.h"
 #include "memrec/reader/result.h"
 #include "model/heap_timeline.h"
+#include "model/mapping_record.h"
 #include "model/retention.h"
 #include "model/site_growth.h"
 #include "model/stack_replay.h"
@@ -46,6 +47,9 @@ struct HeapReport {
   std::uint64_t max_pending_events = 0;
   std::optional<GrowthRanking> growth;      // report --growth (reports/growth_ranking.h)
   std::optional<RetentionReport> retained;  // report --retained (reports/growth_ranking.h)
+  // With a MappingRecord: the call sites of its mapping stacks (their
+  // figures are the mappings', MappingRecord::stack_columns).
+  CallSites mapping_sites;
 };
 
 // With `timeline`, also fills it with the heap after every event and the RSS
@@ -56,9 +60,12 @@ struct HeapReport {
 // done when this returns; it must not read the replay's state (memrec
 // view's allocation table). The tags need a window with no end.
 // With `selected`, counts only those allocations (StackReplay; export's filters).
+// With `mappings`, fills it with the anonymous mappings (it must start at the
+// dump's start) and symbolizes their stacks into `mapping_sites`.
 Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
                                      Symbolizer& symbolizer, HeapTimeline* timeline = nullptr,
-                                     TaggedEventSink* also = nullptr, const std::vector<bool>* selected = nullptr);
+                                     TaggedEventSink* also = nullptr, const std::vector<bool>* selected = nullptr,
+                                     MappingRecord* mappings = nullptr);
 
 // What replay_into read, for checking it against the report of the same file.
 struct ReplayedRun {

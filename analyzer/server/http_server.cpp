@@ -124,6 +124,7 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   dump_route(svr, data, "instant", api_instant);
   dump_route(svr, data, "allocations", api_allocations);
   dump_route(svr, data, "export", api_export);
+  dump_route(svr, data, "maps", api_maps);
   dump_route(svr, data, "threads",
              [](const ViewData& d, const std::string& id, const ParamFn&) { return api_threads(d, id); });
   svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {

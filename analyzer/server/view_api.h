@@ -67,6 +67,9 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
 ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 // ?from&to&at: the site's figures over the range, its frames, and its live bytes at `at`.
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param);
+// ?from&to&limit: the anonymous mappings (view_maps.cpp): totals, the mapped
+// bytes over time, the mappings live at the end and each mapping stack's figures.
+ApiAnswer api_maps(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_threads(const ViewData& data, const std::string& dump_id);
 ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, const ParamFn& param);

@@ -145,18 +145,17 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     ProgressBar bar(stderr, options.progress, "loading " + path, ProgressBar::style_for(STDERR_FILENO));
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
     AllocationTableBuilder table;
+    const auto start = dump_start_ns(path);
+    if (!start) {
+      err << "memrec: " << start.error().message << "\n";
+      return kExitBadInput;
+    }
     // Served before its table, a dump shows its whole run's timeline from this pass meanwhile.
     std::optional<HeapTimeline> timeline;
-    if (early) {
-      const auto start = dump_start_ns(path);
-      if (!start) {
-        err << "memrec: " << start.error().message << "\n";
-        return kExitBadInput;
-      }
-      timeline.emplace(*start);
-    }
+    if (early) timeline.emplace(*start);
+    MappingRecord mappings(*start);
     auto report = build_heap_report(path, RelativeWindow{}, load, symbolizer, timeline ? &*timeline : nullptr,
-                                    early ? nullptr : &table);
+                                    early ? nullptr : &table, nullptr, &mappings);
     if (!report) {
       err << "memrec: " << report.error().message << "\n";
       return kExitBadInput;
@@ -170,6 +169,8 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     }
     server::ViewDump dump;
     dump.report = std::move(*report);
+    mappings.extend_to(dump.end_ns());
+    dump.mappings = std::move(mappings);
     if (early) {
       behind.push_back(data.dumps.size());
       timeline->extend_to(dump.end_ns());

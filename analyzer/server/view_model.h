@@ -17,6 +17,7 @@
 #include "model/allocation_queries.h"
 #include "model/allocation_table.h"
 #include "model/heap_timeline.h"
+#include "model/mapping_record.h"
 #include "reports/heap_report.h"
 
 namespace memrec::analyzer::server {
@@ -99,6 +100,9 @@ struct ViewDump {
   // by the report's pass in buckets of 2^k µs (the pass does not know the
   // run's end until it ends), served until the table's exact ones can be.
   std::optional<HeapTimeline> early_timeline;
+  // The anonymous mappings (the Maps view), filled by the report's pass;
+  // their stacks' sites are report.mapping_sites.
+  std::optional<MappingRecord> mappings;
 
   std::uint64_t start_ns() const { return report.dump.header.start_mono_ns; }
   // The dump's last time, absolute: the default end of a range.

@@ -55,6 +55,8 @@ export const api = {
   instant: (dump, at, params) => getJson(`${dumpPath(dump)}/instant${query({ at, ...params })}`),
   allocations: (dump, params) => getJson(`${dumpPath(dump)}/allocations${query(params)}`),
   allocation: (dump, index, params) => getJson(`${dumpPath(dump)}/allocations/${encodeURIComponent(index)}${query(params)}`),
+  // params: from, to, limit
+  maps: (dump, params) => getJson(`${dumpPath(dump)}/maps${query(params)}`),
   threads: (dump) => getJson(`${dumpPath(dump)}/threads`),
   diffFlame: (params) => getJson(`/api/diff/flame${query(params)}`),
 };

@@ -7,6 +7,7 @@ import { renderDiff } from './diff.js';
 import { downloadLinks } from './downloads.js';
 import { dumpLabel, processTree, renderDumps } from './dumps.js';
 import { renderFlame } from './flame.js';
+import { renderMaps } from './maps.js';
 import { buildingNote, duration, el, fill } from './format.js';
 import { renderOverview } from './overview.js';
 import { renderSites } from './sites.js';
@@ -14,7 +15,7 @@ import { hasRange, navigate, readState, viewHash } from './state.js';
 
 const VIEWS = {
   dumps: renderDumps, overview: renderOverview, sites: renderSites, flame: renderFlame,
-  allocations: renderAllocations, diff: renderDiff,
+  allocations: renderAllocations, maps: renderMaps, diff: renderDiff,
 };
 const root = document.getElementById('view');
 const status = document.getElementById('status');

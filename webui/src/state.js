@@ -6,7 +6,7 @@
 // Kept when switching views; every other key belongs to one view. raw and
 // group name the call sites (labels.js) in every view that lists them.
 export const SHARED_KEYS = ['dump', 'from', 'to', 'at', 'raw', 'group'];
-export const VIEW_NAMES = ['dumps', 'overview', 'sites', 'flame', 'allocations', 'diff'];
+export const VIEW_NAMES = ['dumps', 'overview', 'sites', 'flame', 'allocations', 'maps', 'diff'];
 
 const NS = /^\d{1,19}$/;
 

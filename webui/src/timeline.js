@@ -22,7 +22,7 @@ export function offPeriods(recording, start, end) {
   return gaps;
 }
 
-function marks(marked, start, end) {
+export function marks(marked, start, end) {
   const off = offPeriods(marked.recording, start, end);
   return (u) => {
     const { ctx } = u;
@@ -56,7 +56,7 @@ function marks(marked, start, end) {
 
 // A drag selects a range, a click (under 3 px of movement) an instant;
 // without handlers, neither (a timeline drawn before ranges can be asked).
-function pointerHooks(handlers) {
+export function pointerHooks(handlers) {
   if (!handlers) return {};
   return {
     ready: [(u) => {
@@ -82,9 +82,9 @@ function pointerHooks(handlers) {
 // Tick labels without a needless ".0": "150 ms", "1.25 s".
 const tick = (seconds) => duration(Math.round(seconds * 1e9)).replace(/\.0+ /, ' ').replace(/(\.\d*?)0+ /, '$1 ');
 // Byte ticks on binary steps (16 KiB, 64 KiB, 1 MiB), so the labels are round.
-const byteIncrs = [];
+export const byteIncrs = [];
 for (let scale = 1; scale <= 1024 ** 4; scale *= 1024) for (const m of [1, 2, 4, 8, 16, 32, 64, 128, 256, 512]) byteIncrs.push(m * scale);
-const byteTick = (v) => bytes(v).replace(/\.0+ /, ' ');
+export const byteTick = (v) => bytes(v).replace(/\.0+ /, ' ');
 // Rate ticks in thousands and millions ("50 M"): grouped digits overran the
 // axis label once a churn reached tens of millions per second.
 const rateTick = (v) => {
@@ -97,7 +97,7 @@ const rateTick = (v) => {
 // The right axis of both charts, wide enough for the live-block count's longest
 // tick label (ticks go a step past the highest value), so its title never
 // overlaps the ticks. Measured in uPlot's axis font.
-function countAxisSize(counts) {
+export function countAxisSize(counts) {
   const highest = Math.max(0, ...counts.filter((v) => v !== null));
   const context = document.createElement('canvas').getContext('2d');
   context.font = '12px system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", sans-serif';
@@ -105,8 +105,8 @@ function countAxisSize(counts) {
   return Math.max(50, Math.ceil(context.measureText(text).width) + 22);
 }
 
-const timeAxis = { label: 'time since start', space: 70, values: (_, ticks) => ticks.map(tick) };
-const timeSeries = { label: 'time', value: (_, v) => (v === null ? '—' : duration(Math.round(v * 1e9))) };
+export const timeAxis = { label: 'time since start', space: 70, values: (_, ticks) => ticks.map(tick) };
+export const timeSeries = { label: 'time', value: (_, v) => (v === null ? '—' : duration(Math.round(v * 1e9))) };
 
 function heapChart(t, width, draw, hooks, sync, drag, rightSize) {
   const x = t.time_ns.map((ns) => ns / 1e9);
