@@ -56,7 +56,9 @@ export const api = {
   allocations: (dump, params) => getJson(`${dumpPath(dump)}/allocations${query(params)}`),
   allocation: (dump, index, params) => getJson(`${dumpPath(dump)}/allocations/${encodeURIComponent(index)}${query(params)}`),
   threads: (dump) => getJson(`${dumpPath(dump)}/threads`),
+  // params: base, new, metric, raw, base_from, base_to, new_from, new_to; diffSites also sort, limit
   diffFlame: (params) => getJson(`/api/diff/flame${query(params)}`),
+  diffSites: (params) => getJson(`/api/diff/sites${query(params)}`),
 };
 
 // A download, not a fetch: the browser follows the link (Content-Disposition).
