@@ -122,7 +122,7 @@ test('one dump against itself over two ranges equals memrec diff DUMP --to A --f
   await rendered(page);
   const rows = page.getByRole('table', { name: 'Changed sites' }).locator('tbody tr');
   assert.equal(await rows.last().locator('.label').textContent(), 'phase_one');
-  assert.equal(await rows.last().getByRole('cell').last().textContent(), '−100 %');
+  assert.equal(await rows.last().getByRole('cell').last().textContent(), '−100.0%');
 
   // The downloads are memrec diff's report over the same ranges.
   const href = await page.locator('#downloads a[data-format="diff-json"]').getAttribute('href');

@@ -34,7 +34,7 @@ def test_one_extra_leak_is_the_only_change(build, dats):
     assert site["frames"][0]["file"].endswith("diff_leak.c") and site["frames"][0]["line"] > 0
     assert doc["frames"] == [f for f in site["frames"]]  # only the listed site's frames, in its order
     assert site["change"] == {"peak_bytes": 0, "leaked_bytes": 3333, "leaked_count": 1, "allocated_bytes": 3333,
-                              "allocations": 1}
+                              "allocations": 1, "temporary": 0}
     # and the totals moved by that much, the peak (hold_big's 50000) not at all
     assert doc["totals"]["change"] == site["change"]
     # and in text, the site and its frames are named

@@ -74,7 +74,7 @@ export async function renderDiff(root, state, navigate, context) {
   const dumps = context.dumps;
   const { base, next } = diffPair(state, dumps);
   const metric = DIFF_METRICS.includes(state.metric) ? state.metric : 'leaked';
-  const sort = state.sort in TABLE_SORTS ? state.sort : 'magnitude';
+  const sort = Object.hasOwn(TABLE_SORTS, state.sort ?? '') ? state.sort : 'magnitude';
   const params = { base, new: next, metric, raw: state.raw === '1' ? 1 : undefined, ...rangeOf(state) };
   const head = [el('h2', {}, 'Diff'), toolbar(state, navigate, dumps, base, next, metric)];
   let tree;

@@ -18,10 +18,10 @@ function figure(n, isBytes, signed = false) {
   return el('span', { title: exact }, signed ? `${sign(n)}${text}` : (isBytes ? bytes(n) : integer(n)));
 }
 
+// As memrec diff's text prints it: one decimal, "new" when the base had none.
 function percentText(row) {
   if (row.percent === null) return el('span', { title: 'Nothing in base: no percent' }, 'new');
-  const p = row.percent;
-  return `${sign(p)}${Math.abs(p) >= 10 || p === 0 ? Math.abs(p).toFixed(0) : Math.abs(p).toFixed(1)} %`;
+  return `${sign(row.percent)}${Math.abs(row.percent).toFixed(1)}%`;
 }
 
 function siteHref(row, answer, state, metric) {
