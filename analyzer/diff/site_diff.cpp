@@ -112,6 +112,16 @@ std::uint64_t magnitude(std::uint64_t a, std::uint64_t b) { return a > b ? a - b
 
 }  // namespace
 
+std::optional<std::uint64_t DiffFigures::*> diff_field(std::string_view metric) {
+  if (metric == "peak") return &DiffFigures::peak_bytes;
+  if (metric == "leaked") return &DiffFigures::leaked_bytes;
+  if (metric == "leaked-count") return &DiffFigures::leaked_count;
+  if (metric == "allocated") return &DiffFigures::allocated_bytes;
+  if (metric == "allocations") return &DiffFigures::allocations;
+  if (metric == "temporary") return &DiffFigures::temporary;
+  return std::nullopt;
+}
+
 DiffFigures diff_figures(const SiteFigures& f, bool runtime) {
   return {f.peak_bytes, runtime ? 0 : f.leaked_bytes, runtime ? 0 : f.leaked_count, f.allocated_bytes, f.allocations,
           f.temporary};

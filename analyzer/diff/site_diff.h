@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/allocation_queries.h"
@@ -71,6 +72,10 @@ struct DiffSide {
   std::vector<DiffFigures> figures;  // by site of `sites`; a site whose figures are all 0 is not compared
   DiffFigures totals;
 };
+
+// The figure a metric names: peak, leaked, leaked-count, allocated,
+// allocations, temporary (memrec diff --fail-if, memrec view's diff); nullopt for any other.
+std::optional<std::uint64_t DiffFigures::*> diff_field(std::string_view metric);
 
 // A site's figures as a diff compares them: a runtime site's retained bytes are no leak.
 DiffFigures diff_figures(const SiteFigures& f, bool runtime);

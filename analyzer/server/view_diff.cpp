@@ -81,13 +81,9 @@ json diff_json(const DiffTree& tree, std::uint32_t at, std::uint64_t min_value, 
   return node;
 }
 
+// The metrics of the diff flamegraph (/flame's, without live), as the table's figures.
 std::optional<std::uint64_t DiffFigures::*> metric_field(std::string_view metric) {
-  if (metric == "leaked") return &DiffFigures::leaked_bytes;
-  if (metric == "peak") return &DiffFigures::peak_bytes;
-  if (metric == "allocated") return &DiffFigures::allocated_bytes;
-  if (metric == "allocations") return &DiffFigures::allocations;
-  if (metric == "temporary") return &DiffFigures::temporary;
-  return std::nullopt;
+  return metric == "leaked-count" ? std::nullopt : diff_field(metric);
 }
 
 ApiError unknown_metric(const std::string& metric) {
