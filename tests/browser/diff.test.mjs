@@ -2,7 +2,8 @@
 // `memrec diff --json` of the same files: diff_leak_base and diff_leak_extra
 // (the second leaks 1 × 3333 more from leak_extra), and timed_phases compared
 // with itself over [start, 300 ms] and [300 ms, end] (phase_one's 4 × 10000
-// before, the rest after).
+// before, the rest after); with timed_phases alone, the Diff tab compares two of
+// its ranges.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
@@ -146,4 +147,27 @@ test('a range that is no time, or ends before it starts, is refused next to the 
     'base_from (500000000 ns) is after base_to (100000000 ns): a range must not end before it starts.');
   assert.equal(await page.getByRole('textbox', { name: 'Base from' }).inputValue(), '500ms', 'the form stays, to fix it');
   assert.equal(await page.getByRole('table', { name: 'Changed sites' }).count(), 0);
+});
+
+test('with one dump loaded the Diff tab compares two of its ranges', async () => {
+  const single = await openView([files.timed_phases]);
+  try {
+    await single.page.goto(`${single.baseUrl}/#/overview`);
+    await rendered(single.page);
+    await single.page.getByRole('link', { name: 'Diff', exact: true }).click();
+    await single.page.waitForURL(/#\/diff\?dump=0$/);
+    await rendered(single.page);
+    assert.equal(await single.page.locator('#diff-sites-count').textContent(), '0 call sites changed in leaked.');
+    await single.page.getByRole('textbox', { name: 'Base to' }).fill('450ms');
+    await single.page.getByRole('textbox', { name: 'New from' }).fill('450ms');
+    await single.page.getByRole('button', { name: 'Compare ranges' }).click();
+    await single.page.waitForURL(/base_to=450000000&new_from=450000000/);
+    await rendered(single.page);
+    const cli = cliDiff(files.timed_phases, '--to', '450ms', '--from', '450ms');
+    const labels = await single.page.getByRole('table', { name: 'Changed sites' }).locator('tbody tr .label').allTextContents();
+    assert.deepEqual(labels.sort(), cli.sites.filter((s) => s.change.leaked_bytes !== 0).map((s) => s.label).sort());
+    assert.ok(labels.includes('phase_three'), 'phase_three leaks 3 × 7000 after 450 ms');
+  } finally {
+    await closeView(single);
+  }
 });
