@@ -50,18 +50,11 @@ std::variant<DiffSideRequest, ApiError> side_request(const ViewData& data, const
 
 using DiffTree = FlameTree<2>;  // value[0] the base, value[1] the new dump
 
-std::uint64_t flame_value(const CallSite& s, const SiteFigures& f, std::string_view metric) {
-  if (metric == "leaked") return s.runtime ? 0 : f.leaked_bytes;
-  if (metric == "peak") return f.peak_bytes;
-  if (metric == "allocated") return f.allocated_bytes;
-  if (metric == "allocations") return f.allocations;
-  return f.temporary;
-}
-
-void add_sites(DiffTree& tree, const CallSites& cs, const std::vector<SiteFigures>& figures, std::string_view metric,
-               std::size_t slot) {
+// A site's value is its figure as the table compares it (a runtime site leaks nothing).
+void add_sites(DiffTree& tree, const CallSites& cs, const std::vector<SiteFigures>& figures,
+               std::uint64_t DiffFigures::*field, std::size_t slot) {
   for (std::size_t i = 0; i < cs.sites.size() && i < figures.size(); ++i) {
-    const std::uint64_t v = flame_value(cs.sites[i], figures[i], metric);
+    const std::uint64_t v = diff_figures(figures[i], cs.sites[i].runtime).*field;
     if (v != 0) tree.add(cs, cs.sites[i], v, slot);
   }
 }
@@ -209,8 +202,9 @@ ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
   if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
   const Sides& s = std::get<Sides>(found);
   DiffTree tree;
-  add_sites(tree, *s.base_set.sites, s.base_figures->sites, s.metric, 0);
-  add_sites(tree, *s.next_set.sites, s.next_figures->sites, s.metric, 1);
+  const auto field = *metric_field(s.metric);
+  add_sites(tree, *s.base_set.sites, s.base_figures->sites, field, 0);
+  add_sites(tree, *s.next_set.sites, s.next_figures->sites, field, 1);
   tree.sort_children();
   const auto& root_node = tree.node(0);
   std::uint64_t pruned = 0;
