@@ -59,7 +59,8 @@ export function diffTable(answer, state, navigate) {
   const head = el('tr', {},
     el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
     el('th', { scope: 'col', class: 'num' }, 'Base'), el('th', { scope: 'col', class: 'num' }, 'New'),
-    el('th', { scope: 'col', class: 'num', 'aria-sort': answer.sort === 'percent' ? 'none' : 'descending' }, 'Change'),
+    // By |change| no column is in order: neither header says so.
+    el('th', { scope: 'col', class: 'num', 'aria-sort': answer.sort === 'delta' ? 'descending' : 'none' }, 'Change'),
     el('th', { scope: 'col', class: 'num', 'aria-sort': answer.sort === 'percent' ? 'descending' : 'none' }, 'Percent'));
   return el('section', { class: 'diff-sites', 'aria-labelledby': 'diff-sites-title' },
     el('h3', { id: 'diff-sites-title' }, 'Changed sites'),
