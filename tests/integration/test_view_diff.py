@@ -11,7 +11,8 @@ import json
 import pytest
 
 import memrec_support as support
-from test_view_api import start_view
+# memrec view on this module's `dumps`, each by name in view.ids.
+from test_view_ranges import view  # noqa: F401 (a fixture)
 
 MS = 1_000_000
 # The table's metrics and memrec diff's FIGURES field of each.
@@ -27,15 +28,6 @@ def dumps(build, tmp_path_factory):
         assert run.returncode == 0, run.describe()
         out[name] = run.dats[0]
     return out
-
-
-@pytest.fixture(scope="module")
-def view(build, dumps):
-    server = start_view(build, list(dumps.values()))
-    server.ids = {name: i for i, name in enumerate(dumps)}
-    yield server
-    support.kill_tree(server.proc)
-    server.proc.communicate()
 
 
 def cli_diff(build, *args):
