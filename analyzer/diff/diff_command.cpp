@@ -97,11 +97,8 @@ const char* change_name(SiteChange c) {
 }
 
 json figures_json(const DiffFigures& f) {
-  return {{"peak_bytes", f.peak_bytes},
-          {"leaked_bytes", f.leaked_bytes},
-          {"leaked_count", f.leaked_count},
-          {"allocated_bytes", f.allocated_bytes},
-          {"allocations", f.allocations}};
+  return {{"peak_bytes", f.peak_bytes},           {"leaked_bytes", f.leaked_bytes}, {"leaked_count", f.leaked_count},
+          {"allocated_bytes", f.allocated_bytes}, {"allocations", f.allocations},   {"temporary", f.temporary}};
 }
 
 json change_json(const DiffFigures& b, const DiffFigures& n) {
@@ -109,7 +106,8 @@ json change_json(const DiffFigures& b, const DiffFigures& n) {
           {"leaked_bytes", change_of(b.leaked_bytes, n.leaked_bytes)},
           {"leaked_count", change_of(b.leaked_count, n.leaked_count)},
           {"allocated_bytes", change_of(b.allocated_bytes, n.allocated_bytes)},
-          {"allocations", change_of(b.allocations, n.allocations)}};
+          {"allocations", change_of(b.allocations, n.allocations)},
+          {"temporary", change_of(b.temporary, n.temporary)}};
 }
 
 json side_json(const HeapReport& r) {

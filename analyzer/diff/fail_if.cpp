@@ -18,15 +18,6 @@ constexpr Unit kUnits[] = {{"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 10737418
                            {"GB", 1e9},     {"K", 1024.0},      {"M", 1048576.0},      {"G", 1073741824.0}, {"B", 1.0},
                            {"%", 1.0}};
 
-std::optional<std::uint64_t DiffFigures::*> field_of(std::string_view metric) {
-  if (metric == "peak") return &DiffFigures::peak_bytes;
-  if (metric == "leaked") return &DiffFigures::leaked_bytes;
-  if (metric == "leaked-count") return &DiffFigures::leaked_count;
-  if (metric == "allocated") return &DiffFigures::allocated_bytes;
-  if (metric == "allocations") return &DiffFigures::allocations;
-  return std::nullopt;
-}
-
 Error usage(std::string_view text, std::string_view why) {
   return Error{ErrorCode::kUsage, fmt::format("diff: --fail-if '{}': {}", text, why)};
 }
@@ -45,8 +36,8 @@ Result<Threshold> parse_threshold(std::string_view text) {
     return usage(text, "expected METRIC>AMOUNT (peak>5%, leaked>1MiB) or new-leak");
   }
   t.metric = std::string(text.substr(0, gt));
-  if (!field_of(t.metric))
-    return usage(text, "the metric is one of peak, leaked, leaked-count, allocated, allocations");
+  if (!diff_field(t.metric))
+    return usage(text, "the metric is one of peak, leaked, leaked-count, allocated, allocations, temporary");
   std::string_view amount = text.substr(gt + 1);
   double factor = 1.0;
   for (const Unit& u : kUnits) {
@@ -77,7 +68,7 @@ std::optional<std::string> crossed(const Threshold& t, const HeapDiff& diff) {
     }
     return std::nullopt;
   }
-  const auto field = *field_of(t.metric);
+  const auto field = *diff_field(t.metric);
   const std::uint64_t base = diff.base_totals.*field;
   const std::uint64_t next = diff.next_totals.*field;
   if (next <= base) return std::nullopt;

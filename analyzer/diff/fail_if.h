@@ -2,7 +2,7 @@
 //   METRIC>AMOUNT    the total grew by more than AMOUNT: bytes (`1MiB`, `500KB`,
 //                    `4096`) or a share of the base (`5%`)
 //   new-leak         a site leaks in NEW that leaked nothing in BASE
-// METRIC: peak, leaked, leaked-count, allocated, allocations.
+// METRIC: peak, leaked, leaked-count, allocated, allocations, temporary (diff_field).
 #pragma once
 
 #include <optional>

@@ -23,6 +23,7 @@ using SiteKey = std::vector<std::uint32_t>;
 struct Keyed {
   bool runtime = false;
   std::uint32_t label_frame = 0;  // equal frames: the same label in both reports
+  std::uint32_t first_site = 0;   // the lowest site id with this key
   DiffFigures figures;
 };
 
@@ -33,17 +34,13 @@ std::string_view file_name(std::string_view path) {
   return slash == std::string_view::npos ? path : path.substr(slash + 1);
 }
 
-DiffFigures figures_of(const CallSite& s) {
-  return {s.peak_bytes, s.runtime ? 0 : s.leaked_bytes, s.runtime ? 0 : s.leaked_count, s.allocated_bytes,
-          s.allocations};
-}
-
 void add(DiffFigures& a, const DiffFigures& b) {
   a.peak_bytes += b.peak_bytes;
   a.leaked_bytes += b.leaked_bytes;
   a.leaked_count += b.leaked_count;
   a.allocated_bytes += b.allocated_bytes;
   a.allocations += b.allocations;
+  a.temporary += b.temporary;
 }
 
 // Interns the frames of both reports into one table by what a match
@@ -89,36 +86,72 @@ class FrameKeys {
   std::vector<DiffFrame> frames_;               // by provisional number
 };
 
-// `ids`: each of r.sites.frames' number in HeapDiff::frames.
-std::map<SiteKey, Keyed> keyed_sites(const HeapReport& r, const std::vector<std::uint32_t>& ids) {
+// `ids`: each of side.sites->frames' number in HeapDiff::frames.
+std::map<SiteKey, Keyed> keyed_sites(const DiffSide& side, const std::vector<std::uint32_t>& ids) {
   std::map<SiteKey, Keyed> out;
   SiteKey key;
-  for (const CallSite& s : r.sites.sites) {
+  const std::vector<CallSite>& sites = side.sites->sites;
+  for (std::uint32_t id = 0; id < sites.size() && id < side.figures.size(); ++id) {
+    // A range's figures cover every site of the dump, a report lists only
+    // those with a figure: a site without one is on neither side's list.
+    if (side.figures[id] == DiffFigures{}) continue;
+    const CallSite& s = sites[id];
     key.clear();
     for (const std::uint32_t f : s.frames) key.push_back(ids[f]);
-    Keyed& k = out[key];
+    const auto [at, added] = out.try_emplace(key);
+    Keyed& k = at->second;
+    if (added) k.first_site = id;
     k.runtime = k.runtime || s.runtime;
     k.label_frame = s.label_frame;
-    add(k.figures, figures_of(s));
+    add(k.figures, side.figures[id]);
   }
   return out;
-}
-
-DiffFigures totals_of(const HeapReport& r) {
-  return {r.totals.peak_bytes, r.leaked_bytes, r.leaked_count, r.totals.allocated_bytes, r.totals.allocations};
 }
 
 std::uint64_t magnitude(std::uint64_t a, std::uint64_t b) { return a > b ? a - b : b - a; }
 
 }  // namespace
 
+std::optional<std::uint64_t DiffFigures::*> diff_field(std::string_view metric) {
+  if (metric == "peak") return &DiffFigures::peak_bytes;
+  if (metric == "leaked") return &DiffFigures::leaked_bytes;
+  if (metric == "leaked-count") return &DiffFigures::leaked_count;
+  if (metric == "allocated") return &DiffFigures::allocated_bytes;
+  if (metric == "allocations") return &DiffFigures::allocations;
+  if (metric == "temporary") return &DiffFigures::temporary;
+  return std::nullopt;
+}
+
+DiffFigures diff_figures(const SiteFigures& f, bool runtime) {
+  return {f.peak_bytes, runtime ? 0 : f.leaked_bytes, runtime ? 0 : f.leaked_count, f.allocated_bytes, f.allocations,
+          f.temporary};
+}
+
+DiffSide diff_side(const HeapReport& r) {
+  DiffSide side;
+  side.sites = &r.sites;
+  side.figures.reserve(r.sites.sites.size());
+  for (const CallSite& s : r.sites.sites) {
+    side.figures.push_back(diff_figures(
+        SiteFigures{s.allocations, s.allocated_bytes, s.temporary, s.leaked_bytes, s.leaked_count, s.peak_bytes},
+        s.runtime));
+  }
+  side.totals = {r.totals.peak_bytes,      r.leaked_bytes,       r.leaked_count,
+                 r.totals.allocated_bytes, r.totals.allocations, r.totals.temporary};
+  return side;
+}
+
 HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
+  return diff_sides(diff_side(base), diff_side(next));
+}
+
+HeapDiff diff_sides(const DiffSide& base, const DiffSide& next) {
   HeapDiff d;
-  d.base_totals = totals_of(base);
-  d.next_totals = totals_of(next);
+  d.base_totals = base.totals;
+  d.next_totals = next.totals;
   FrameKeys frame_keys;
-  std::vector<std::uint32_t> base_ids = frame_keys.add(base.sites);
-  std::vector<std::uint32_t> next_ids = frame_keys.add(next.sites);
+  std::vector<std::uint32_t> base_ids = frame_keys.add(*base.sites);
+  std::vector<std::uint32_t> next_ids = frame_keys.add(*next.sites);
   d.frames = frame_keys.renumber({&base_ids, &next_ids});
   const auto b = keyed_sites(base, base_ids);
   auto n = keyed_sites(next, next_ids);
@@ -129,10 +162,12 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
     s.label_frame = site.label_frame;
     s.runtime = site.runtime;
     s.base = site.figures;
+    s.base_site = site.first_site;
     if (it == n.end()) {
       s.change = SiteChange::kVanished;
     } else {
       s.next = it->second.figures;
+      s.next_site = it->second.first_site;
       s.runtime = s.runtime || it->second.runtime;
       n.erase(it);
       if (s.base == s.next) continue;
@@ -145,6 +180,7 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
     s.label_frame = site.label_frame;
     s.runtime = site.runtime;
     s.next = site.figures;
+    s.next_site = site.first_site;
     s.change = SiteChange::kNew;
     d.sites.push_back(std::move(s));
   }

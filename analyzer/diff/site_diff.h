@@ -1,4 +1,5 @@
-// `memrec diff`: compares two HeapReports call site by call site. Sites are
+// `memrec diff` and memrec view's diff: compare two sets of call sites (two
+// HeapReports, or a report's sites with a range's figures) site by site. Sites are
 // matched by their symbolized frames (function, file name, line, inlined), never
 // by addresses, module paths or the build's directory, so two builds of a program, or two runs with
 // different ASLR layouts, compare. Frames whose function is unknown match by
@@ -6,9 +7,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "model/allocation_queries.h"
 #include "reports/heap_report.h"
 
 namespace memrec::analyzer {
@@ -20,6 +24,7 @@ struct DiffFigures {
   std::uint64_t leaked_count = 0;
   std::uint64_t allocated_bytes = 0;
   std::uint64_t allocations = 0;
+  std::uint64_t temporary = 0;
 
   bool operator==(const DiffFigures&) const = default;
 };
@@ -41,6 +46,10 @@ struct SiteDiff {
   bool runtime = false;
   DiffFigures base;
   DiffFigures next;
+  // The first site of each side's CallSites with these frames (sites of one
+  // side that match are summed): where the site can be shown.
+  std::optional<std::uint32_t> base_site;
+  std::optional<std::uint32_t> next_site;
 };
 
 struct HeapDiff {
@@ -56,6 +65,24 @@ struct HeapDiff {
   std::vector<SiteDiff> sites;
 };
 
+// One side of a diff: call sites and a figure set per site, which need not be
+// the sites' own (memrec view's range figures are kept apart from its sites).
+struct DiffSide {
+  const CallSites* sites = nullptr;
+  std::vector<DiffFigures> figures;  // by site of `sites`; a site whose figures are all 0 is not compared
+  DiffFigures totals;
+};
+
+// The figure a metric names: peak, leaked, leaked-count, allocated,
+// allocations, temporary (memrec diff --fail-if, memrec view's diff); nullopt for any other.
+std::optional<std::uint64_t DiffFigures::*> diff_field(std::string_view metric);
+
+// A site's figures as a diff compares them: a runtime site's retained bytes are no leak.
+DiffFigures diff_figures(const SiteFigures& f, bool runtime);
+// The report's sites with their own figures.
+DiffSide diff_side(const HeapReport& r);
+
+HeapDiff diff_sides(const DiffSide& base, const DiffSide& next);
 HeapDiff diff_reports(const HeapReport& base, const HeapReport& next);
 
 // A changed site's label (reports/site_label.h) and the via of the frame

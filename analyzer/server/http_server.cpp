@@ -136,6 +136,9 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   svr.Get("/api/diff/flame", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_diff_flame(data, params_of(req)));
   });
+  svr.Get("/api/diff/sites", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_diff_sites(data, params_of(req)));
+  });
   svr.Get("/api/diff/report", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_diff_report(data, params_of(req)));
   });

@@ -76,7 +76,11 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
 ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index,
                          const ParamFn& param);
 ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+// The diff endpoints take base=ID&new=ID and each side's range,
+// base_from/base_to and new_from/new_to (view_diff.h).
 ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param);
+// ?metric&sort=magnitude|delta|percent&limit: the sites whose metric changed (diff/site_diff.h).
+ApiAnswer api_diff_sites(const ViewData& data, const ParamFn& param);
 ApiAnswer api_diff_report(const ViewData& data, const ParamFn& param);
 
 }  // namespace memrec::analyzer::server

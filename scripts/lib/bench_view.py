@@ -135,6 +135,8 @@ def endpoints(port):
         ("allocations/{index}", "/api/dumps/0/allocations/12345"),
         ("threads", "/api/dumps/0/threads"),
         ("diff/flame (itself)", "/api/diff/flame?base=0&new=0&metric=allocated"),
+        ("diff/sites (a range against the rest)",
+         f"/api/diff/sites?base=0&new=0&metric=allocated&base_from={mid_from}&base_to={mid_to}&new_from={mid_to}"),
     ]
 
 

@@ -104,7 +104,6 @@ test('the diff flamegraph shows what grew in red, with exact figures', async () 
   await page.mouse.move(box.x + 5, box.y + 9);
   await page.waitForFunction(() => /^all: base/.test(document.getElementById('diff-info')?.textContent ?? ''));
   assert.equal(await page.locator('#diff-info').textContent(), 'all: base 2,000 bytes, new 5,333 bytes (+3,333 bytes)');
-  await page.screenshot({ path: join(images, 'view-diff.png'), fullPage: true });
 
   await page.getByRole('searchbox', { name: 'Search functions' }).fill('leak_extra');
   await page.getByRole('searchbox', { name: 'Search functions' }).press('Enter');

@@ -34,7 +34,7 @@ def test_one_extra_leak_is_the_only_change(build, dats):
     assert site["frames"][0]["file"].endswith("diff_leak.c") and site["frames"][0]["line"] > 0
     assert doc["frames"] == [f for f in site["frames"]]  # only the listed site's frames, in its order
     assert site["change"] == {"peak_bytes": 0, "leaked_bytes": 3333, "leaked_count": 1, "allocated_bytes": 3333,
-                              "allocations": 1}
+                              "allocations": 1, "temporary": 0}
     # and the totals moved by that much, the peak (hold_big's 50000) not at all
     assert doc["totals"]["change"] == site["change"]
     # and in text, the site and its frames are named
@@ -59,6 +59,7 @@ def test_the_same_program_twice_diffs_to_nothing(build, dats):
 @pytest.mark.parametrize("threshold,crossed", [
     ("new-leak", True), ("leaked>10%", True), ("leaked>3332", True), ("leaked>3333", False),
     ("leaked>1MiB", False), ("peak>5%", False), ("allocations>0", True),
+    ("temporary>0", False),  # hold_big's one temporary in both builds
 ])
 def test_fail_if_exits_4_with_the_reason(build, dats, threshold, crossed):
     base, new = dats("diff_leak_base"), dats("diff_leak_extra")

@@ -10,7 +10,8 @@ import pytest
 import memrec_support as support
 
 MS = 1_000_000
-ZERO = {"peak_bytes": 0, "leaked_bytes": 0, "leaked_count": 0, "allocated_bytes": 0, "allocations": 0}
+ZERO = {"peak_bytes": 0, "leaked_bytes": 0, "leaked_count": 0, "allocated_bytes": 0, "allocations": 0,
+        "temporary": 0}
 
 
 def diff(build, *args, expect=0) -> support.Run:
@@ -19,9 +20,9 @@ def diff(build, *args, expect=0) -> support.Run:
     return run
 
 
-def figures(peak, leaked, count, allocated, allocations):
+def figures(peak, leaked, count, allocated, allocations, temporary=0):
     return {"peak_bytes": peak, "leaked_bytes": leaked, "leaked_count": count, "allocated_bytes": allocated,
-            "allocations": allocations}
+            "allocations": allocations, "temporary": temporary}
 
 
 def by_function(doc):
@@ -75,6 +76,8 @@ def test_a_lone_to_then_a_lone_from_split_the_run_in_two(build, phases):
     assert sites["phase_three"]["new"] == figures(0, 21000, 3, 21000, 3)
     assert sites["phase_one"]["change"] == figures(0, -40000, -4, -40000, -4)
     assert sites["phase_two"]["change"] == figures(0, -100000, -2, -100000, -2)
+    # many_small's 250 blocks, each freed before its thread's next allocation, are temporaries
+    assert sites["many_small"]["new"]["temporary"] == sites["many_small"]["new"]["allocations"] == 250
     # and the sites share one table of frames: _start once, however many sites it is under
     assert len(sites) >= 3 and [f["label"] for f in doc["frames"]].count("_start") == 1
     assert all(s["frames"][-1]["label"] in ("_start", "clone3") for s in sites.values())

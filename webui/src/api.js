@@ -58,7 +58,9 @@ export const api = {
   // params: from, to, limit
   maps: (dump, params) => getJson(`${dumpPath(dump)}/maps${query(params)}`),
   threads: (dump) => getJson(`${dumpPath(dump)}/threads`),
+  // params: base, new, metric, raw, base_from, base_to, new_from, new_to; diffSites also sort, limit
   diffFlame: (params) => getJson(`/api/diff/flame${query(params)}`),
+  diffSites: (params) => getJson(`/api/diff/sites${query(params)}`),
 };
 
 // A download, not a fetch: the browser follows the link (Content-Disposition).

@@ -89,7 +89,6 @@ function updateChrome(state) {
     else link.removeAttribute('aria-current');
   }
   document.getElementById('nav-dumps').hidden = dumps.dumps.length < 2;
-  document.getElementById('nav-diff').hidden = dumps.dumps.length < 2;
   const select = document.getElementById('dump-select');
   if (select.options.length === 0) {
     for (const d of dumps.dumps) select.append(el('option', { value: d.id }, `${d.id}: ${dumpLabel(d)}`));

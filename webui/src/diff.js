@@ -1,10 +1,14 @@
-// The diff flamegraph of two loaded dumps (`base` and `new` in the hash): a
-// frame is as wide as the larger of its two values and red where the new dump
-// has more, blue where it has less, grey where they are equal.
+// The diff of two loaded dumps (`base` and `new` in the hash; the same dump
+// twice compares two of its ranges), each over its range (diff_ranges.js):
+// the flamegraph, where a frame is as wide as the larger of its two values and
+// red where the new side has more, blue where it has less, grey where they are
+// equal, and the table of changed call sites (diff_table.js).
 import { api } from './api.js';
-import { el, fill, integer } from './format.js';
+import { duration, el, fill, integer } from './format.js';
 import { canvasWidth, draw, interact, layout, nodeLabel, resolve } from './flame_canvas.js';
 import { labelToggles } from './labels.js';
+import { hasRanges, rangeForm, rangeOf, sideRangeText } from './diff_ranges.js';
+import { diffTable, TABLE_SORTS } from './diff_table.js';
 
 const DIFF_METRICS = ['leaked', 'peak', 'allocated', 'allocations', 'temporary'];
 const size = (n) => Math.max(n.base || 0, n.new || 0);
@@ -47,49 +51,64 @@ function dumpSelect(label, value, dumps, onChange) {
   return el('label', {}, `${label} `, select);
 }
 
-// The two dumps compared: the hash's, else the first two loaded.
+// The two dumps compared: the hash's, else the first two loaded (the one
+// loaded twice: two of its ranges).
 export function diffPair(state, dumps) {
-  return { base: state.base ?? String(dumps[0].id), next: state.new ?? String(dumps[1].id) };
+  return { base: state.base ?? String(dumps[0].id), next: state.new ?? String((dumps[1] ?? dumps[0]).id) };
+}
+
+function toolbar(state, navigate, dumps, base, next, metric) {
+  const metricSelect = el('select', { 'aria-label': 'Metric' }, DIFF_METRICS.map((m) => el('option', { value: m }, m)));
+  metricSelect.value = metric;
+  metricSelect.addEventListener('change', () => navigate({ metric: metricSelect.value, zoom: null }));
+  const search = el('input', { type: 'search', placeholder: 'Search functions', 'aria-label': 'Search functions', value: state.q || '' });
+  search.addEventListener('change', () => navigate({ q: search.value || null }));
+  return el('div', { class: 'toolbar' },
+    dumpSelect('Base', base, dumps, (v) => navigate({ base: v, zoom: null })),
+    dumpSelect('New', next, dumps, (v) => navigate({ new: v, zoom: null })),
+    el('label', {}, 'Metric ', metricSelect), search, labelToggles(state, navigate, { group: false }),
+    state.zoom ? el('button', { type: 'button', onclick: () => navigate({ zoom: null }) }, 'Reset zoom') : null);
 }
 
 export async function renderDiff(root, state, navigate, context) {
   const dumps = context.dumps;
-  if (dumps.length < 2) {
-    fill(root, el('h2', {}, 'Diff flamegraph'),
-      el('p', { class: 'empty' }, 'A diff needs two dumps: start memrec view with both files (memrec view a.dat b.dat).'));
-    return;
-  }
   const { base, next } = diffPair(state, dumps);
   const metric = DIFF_METRICS.includes(state.metric) ? state.metric : 'leaked';
+  const sort = Object.hasOwn(TABLE_SORTS, state.sort ?? '') ? state.sort : 'magnitude';
+  const params = { base, new: next, metric, raw: state.raw === '1' ? 1 : undefined, ...rangeOf(state) };
+  const head = [el('h2', {}, 'Diff'), toolbar(state, navigate, dumps, base, next, metric)];
+  let tree;
+  let table;
+  try {
+    [tree, table] = await Promise.all([api.diffFlame(params), api.diffSites({ ...params, sort })]);
+  } catch (e) {
+    // A range or dump the server refuses is shown by the fields, which stay to fix it.
+    if (e.status !== 400 && e.status !== 404) throw e;
+    fill(root, head, rangeForm(state, navigate, e.message));
+    return;
+  }
   const show = metric === 'allocations' || metric === 'temporary' ? integer : (v) => `${integer(v)} bytes`;
-  const tree = await api.diffFlame({ base, new: next, metric, raw: state.raw === '1' ? 1 : undefined });
   const chain = resolve(tree.root, state.zoom);
   const rects = layout(chain, state.zoom, size);
-  const metricSelect = el('select', { 'aria-label': 'Metric' }, DIFF_METRICS.map((m) => el('option', { value: m }, m)));
-  metricSelect.value = metric;
-  metricSelect.addEventListener('change', () => navigate({ metric: metricSelect.value, zoom: null }));
   const query = state.q || '';
-  const search = el('input', { type: 'search', placeholder: 'Search functions', 'aria-label': 'Search functions', value: query });
-  search.addEventListener('change', () => navigate({ q: search.value || null }));
   const info = el('p', { class: 'detail hover-info', id: 'diff-info', 'aria-live': 'polite' }, '\u00a0');
   const canvas = el('canvas', { role: 'img', 'aria-label': `Diff flamegraph of ${metric}` });
   const rootNode = tree.root;
   const total = (rootNode.new || 0) - (rootNode.base || 0);
-  fill(root,
-    el('h2', {}, 'Diff flamegraph'),
-    el('div', { class: 'toolbar' },
-      dumpSelect('Base', base, dumps, (v) => navigate({ base: v, zoom: null })),
-      dumpSelect('New', next, dumps, (v) => navigate({ new: v, zoom: null })),
-      el('label', {}, 'Metric ', metricSelect), search, labelToggles(state, navigate, { group: false }),
-      state.zoom ? el('button', { type: 'button', onclick: () => navigate({ zoom: null }) }, 'Reset zoom') : null),
+  const same = base === next && !hasRanges(state);
+  fill(root, head, rangeForm(state, navigate, null),
+    el('p', { class: 'detail', id: 'diff-sides' },
+      `Base: dump ${base}, ${sideRangeText(state, 'base', duration)}. New: dump ${next}, ${sideRangeText(state, 'new', duration)}.`),
+    same ? el('p', { class: 'note', role: 'note' }, 'Base and new are the same dump over the same time: give each side a range to compare two parts of it.') : null,
+    state.from !== undefined || state.to !== undefined || state.at !== undefined
+      ? el('p', { class: 'detail' }, 'The header\'s range and instant do not apply here: each side takes its own range above.') : null,
     el('p', { class: 'detail', id: 'diff-summary' },
       `base ${show(rootNode.base || 0)}, new ${show(rootNode.new || 0)}: ${total >= 0 ? '+' : '−'}${show(Math.abs(total))}. `,
       el('span', { class: 'legend grows' }, 'red grows'), ' ', el('span', { class: 'legend shrinks' }, 'blue shrinks')),
     query ? el('p', { class: 'detail', id: 'diff-match' }, matchLine(chain[chain.length - 1], query, show, tree.root)) : null,
-    state.from !== undefined || state.to !== undefined || state.at !== undefined
-      ? el('p', { class: 'detail' }, 'The diff compares whole runs: the selected range and instant do not apply here.') : null,
-    size(rootNode) === 0 ? el('p', { class: 'empty' }, `Neither dump has a non-zero ${metric} figure.`) : canvas,
-    info);
+    size(rootNode) === 0 ? el('p', { class: 'empty' }, `Neither side has a non-zero ${metric} figure.`) : canvas,
+    info,
+    diffTable(table, state, navigate));
   if (size(rootNode) === 0) return;
   const color = colorer(rootNode);
   draw(canvas, rects, canvasWidth(), (node) => (query && node !== tree.root && node.name.includes(query) ? '#d946ef' : color(node)));

@@ -7,6 +7,7 @@
 // diff`'s report of its two dumps instead.
 import { diffReportUrl, exportUrl } from './api.js';
 import { diffPair } from './diff.js';
+import { hasRanges, rangeOf, sideRangeText } from './diff_ranges.js';
 import { duration, el, fill, integer } from './format.js';
 import { METRICS as FLAME_METRICS, metricOf as flameMetricOf } from './flame.js';
 import { SORTS } from './sites.js';
@@ -72,19 +73,16 @@ export function filtersOf(state) {
 function diffLinks(menu, state, dumps) {
   const item = (href, format, text) => el('li', {}, el('a', { href, download: '', 'data-format': format,
     onclick: () => { menu.open = false; } }, text));
-  if (dumps.length < 2) {
-    fill(menu, el('summary', {}, 'Downloads'), el('div', { class: 'menu' },
-      el('p', { class: 'note', role: 'note', id: 'downloads-scope' }, 'A diff needs two dumps: nothing to download.')));
-    return;
-  }
   const { base, next } = diffPair(state, dumps);
+  const params = { base, new: next, ...rangeOf(state) };
   fill(menu,
     el('summary', {}, 'Downloads'),
     el('div', { class: 'menu' },
-      el('p', { class: 'detail', id: 'downloads-scope' }, `memrec diff of dump ${base} (base) and dump ${next} (new), whole runs`),
+      el('p', { class: 'detail', id: 'downloads-scope' }, `memrec diff of dump ${base} (base) and dump ${next} (new), ` +
+        (hasRanges(state) ? `base ${sideRangeText(state, 'base', duration)}, new ${sideRangeText(state, 'new', duration)}` : 'whole runs')),
       el('ul', { role: 'list' },
-        item(diffReportUrl({ base, new: next, format: 'json' }), 'diff-json', 'diff report JSON'),
-        item(diffReportUrl({ base, new: next, format: 'text' }), 'diff-text', 'diff report text'))));
+        item(diffReportUrl({ ...params, format: 'json' }), 'diff-json', 'diff report JSON'),
+        item(diffReportUrl({ ...params, format: 'text' }), 'diff-text', 'diff report text'))));
 }
 
 export function downloadLinks(menu, state, dumps) {
