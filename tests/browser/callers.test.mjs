@@ -104,3 +104,12 @@ test('a zoomed flamegraph frame links to its callers and callees', async () => {
   assert.deepEqual(await rowsOf('Callers of the selected function'), ['main | 1,000 bytes | 100.0%']);
   assert.deepEqual(await rowsOf('Callees of the selected function'), ['alloc_block | 1,000 bytes | 100.0%']);
 });
+
+test('the range applies: up to caller_a\'s third block, alloc_block has only caller_a', async () => {
+  const rows = (await getJson(baseUrl, '/api/dumps/0/allocations?sort=time')).rows;
+  assert.deepEqual(rows.slice(0, 3).map((r) => r.size), [1000, 1000, 1000]);
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=allocated&show=callers&fn=alloc_block&from=0&to=${rows[2].time_ns}`);
+  await rendered(page);
+  assert.deepEqual(await figures(), ['3,000 bytes', '3,000 bytes']);
+  assert.deepEqual(await rowsOf('Callers of the selected function'), ['caller_a | 3,000 bytes | 100.0%']);
+});

@@ -141,6 +141,14 @@ def test_a_range_applies(server):
     ranged = functions(server, "allocated", "alloc_block", **{"from": 0, "to": duration})
     assert ranged["selected"] == whole["selected"]
     assert ranged["range"] == {"from_ns": 0, "to_ns": duration}
+    # given a range that ends at caller_a's third block (main calls caller_a first)
+    rows = server.json("/api/dumps/0/allocations?sort=time")["rows"]
+    assert [r["size"] for r in rows] == [1000] * 3 + [500] * 2 + [64] * 4 + [700]
+    early = functions(server, "allocated", "alloc_block", **{"from": 0, "to": rows[2]["time_ns"]})
+    # then only caller_a's blocks are in it
+    f = early["selected"]
+    assert (f["self"], f["inclusive"], links(f["callers"])) == (3000, 3000, {"caller_a": 3000})
+    assert early["total"] == 3000
 
 
 @pytest.mark.parametrize("query,status", [
