@@ -74,6 +74,14 @@ test('the list ranks functions by inclusive value and the search narrows it', as
     assert.ok(rows.includes(row), `${row} in ${rows.join('\n')}`);
   }
   assert.ok(!rows.some((r) => r.startsWith('caller_b ')), 'caller_b leaked nothing');
+  // Selected anyway (a link from another metric), it says why it is empty.
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=leaked&show=callers&fn=caller_b`);
+  await rendered(page);
+  assert.deepEqual(await figures(), ['0 bytes', '0 bytes']);
+  assert.equal(await page.locator('#fn-absent').textContent(),
+    'No call site with a non-zero leaked figure in this range has this function on its stack.');
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=leaked&show=callers`);
+  await rendered(page);
   await page.getByRole('searchbox', { name: 'Search functions' }).fill('caller_');
   await page.getByRole('searchbox', { name: 'Search functions' }).press('Enter');
   await page.waitForURL(/q=caller_/);

@@ -39,6 +39,8 @@ function selectedPanel(state, answer, show) {
   return el('section', { class: 'caller-callee', 'aria-label': 'Selected function' },
     el('h3', {}, functionName(nodeLabel(f), f.name)),
     el('div', { class: 'cards' }, figure('fn-self', 'Self (allocating frame)', f.self), figure('fn-inclusive', 'Inclusive', f.inclusive)),
+    f.inclusive === 0 ? el('p', { class: 'detail', id: 'fn-absent' },
+      `No call site with a non-zero ${answer.metric} figure in this range has this function on its stack.`) : null,
     el('div', { class: 'caller-callee-tables' },
       el('div', {}, el('h4', {}, 'Called by'), linkTable(state, 'Callers of the selected function', 'Caller', f.callers, f.inclusive, show)),
       el('div', {}, el('h4', {}, 'Calls'), linkTable(state, 'Callees of the selected function', 'Callee', f.callees, f.inclusive, show))));
