@@ -66,6 +66,10 @@ test('a caller is selected in turn; recursion counts each stack once', async () 
 });
 
 test('the list ranks functions by inclusive value and the search narrows it', async () => {
+  // A name whose URL would pass the server's 8 KiB request line is not sent.
+  await page.goto(`${baseUrl}/#/flame?dump=0&metric=leaked&show=callers&fn=${encodeURIComponent('<'.repeat(2100))}`);
+  await rendered(page);
+  assert.equal(await page.getByRole('alert').textContent(), 'This function\'s name is too long to select (2,100 characters).');
   await page.goto(`${baseUrl}/#/flame?dump=0&metric=leaked&show=callers`);
   await rendered(page);
   const rows = await rowsOf('Functions by inclusive value');

@@ -11,6 +11,7 @@ import { functionName } from './labels.js';
 import { rangeParams, viewHash } from './state.js';
 
 const LIMIT = 50;
+const MAX_NAME_URL = 6000;
 
 const share = (v, of) => `${((100 * v) / (of || 1)).toFixed(1)}%`;
 
@@ -59,14 +60,17 @@ function functionTable(state, answer, show) {
 
 // The view's body below the flamegraph's toolbar; `show` formats a value of `metric`.
 export async function callerCallee(state, metric, show) {
+  // The server reads a request line of up to 8 KiB: a longer name (percent-encoded) is not sent.
+  const tooLong = state.fn !== undefined && encodeURIComponent(state.fn).length > MAX_NAME_URL;
   const answer = await api.functions(state.dump, {
     metric, ...rangeParams(state), raw: state.raw === '1' ? 1 : undefined, at: metric === 'live' ? state.at : undefined,
-    search: state.q || undefined, name: state.fn, limit: LIMIT,
+    search: state.q || undefined, name: tooLong ? undefined : state.fn, limit: LIMIT,
   });
   const more = answer.matched - answer.functions.length;
   return [
     answer.selected ? selectedPanel(state, answer, show)
-      : el('p', { class: 'detail' }, 'Pick a function: its name here, in the call tree, or a zoomed flamegraph frame\'s link.'),
+      : tooLong ? el('p', { class: 'error', role: 'alert' }, `This function's name is too long to select (${integer(state.fn.length)} characters).`)
+        : el('p', { class: 'detail' }, 'Pick a function: its name here, in the call tree, or a zoomed flamegraph frame\'s link.'),
     el('h3', {}, state.q ? `Functions matching “${state.q}”` : 'Functions'),
     answer.functions.length === 0 ? el('p', { class: 'empty' }, `No function has a non-zero ${metric} figure${state.q ? ' and matches the search' : ''}.`)
       : functionTable(state, answer, show),
