@@ -13,7 +13,7 @@ std::uint32_t CallerCallee::label(const CallSites& sites, std::uint32_t frame) {
   std::string name = frame_label(sites.frames[frame]);
   const auto [it, inserted] = label_ids_.try_emplace(name, static_cast<std::uint32_t>(labels_.size()));
   if (inserted) {
-    if (name == selected_) selected_id_ = it->second;
+    if (name == selected_ || (selected_key_ && name_key(name) == *selected_key_)) selected_id_ = it->second;
     labels_.push_back(std::move(name));
     functions_.emplace_back();
     seen_.push_back(0);

@@ -13,12 +13,21 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "reports/call_sites.h"
 
 namespace memrec::analyzer {
+
+// A name's key: FNV-1a (64 bits) of its bytes. A page selects a function by
+// it when the whole name would not fit in a request line.
+constexpr std::uint64_t name_key(std::string_view name) {
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const char c : name) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ull;
+  return h;
+}
 
 class CallerCallee {
  public:
@@ -35,8 +44,9 @@ class CallerCallee {
   };
 
   // `selected`: the frame label (frame_label()) whose callers and callees
-  // add() collects; empty for none.
-  explicit CallerCallee(std::string selected = {}) : selected_(std::move(selected)) {}
+  // add() collects, or its name_key(); empty for none.
+  explicit CallerCallee(std::string selected = {}, std::optional<std::uint64_t> selected_key = std::nullopt)
+      : selected_(std::move(selected)), selected_key_(selected_key) {}
 
   // Adds `value` for `site` of `sites`: its frames from the label frame out.
   // Sites of one CallSites are added together, before another's.
@@ -57,6 +67,7 @@ class CallerCallee {
   std::vector<Link> sorted(const std::unordered_map<std::uint32_t, Link>& links) const;
 
   std::string selected_;
+  std::optional<std::uint64_t> selected_key_;
   std::optional<std::uint32_t> selected_id_;
   std::vector<std::string> labels_;
   std::vector<Function> functions_;

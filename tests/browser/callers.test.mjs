@@ -66,10 +66,24 @@ test('a caller is selected in turn; recursion counts each stack once', async () 
 });
 
 test('the list ranks functions by inclusive value and the search narrows it', async () => {
-  // A name whose URL would pass the server's 8 KiB request line is not sent.
+  // A name whose URL would pass the server's 8 KiB request line is asked for
+  // by its key (FNV-1a of its bytes, as the server's `key`).
+  const listed = (await getJson(baseUrl, '/api/dumps/0/functions?metric=allocated')).functions;
+  const names = ['a', 'foobar', ...listed.map((f) => f.name)];
+  const keys = await page.evaluate(async (list) => {
+    const { nameKey } = await import('/src/callers.js');
+    return list.map(nameKey);
+  }, names);
+  // FNV-1a's published vectors, then the server's key of every function
+  assert.deepEqual(keys, ['af63dc4c8601ec8c', '85944171f73967e8', ...listed.map((f) => f.key)]);
+  const requests = [];
+  page.on('request', (r) => { if (r.url().includes('/functions')) requests.push(r.url()); });
   await page.goto(`${baseUrl}/#/flame?dump=0&metric=leaked&show=callers&fn=${encodeURIComponent('<'.repeat(2100))}`);
   await rendered(page);
-  assert.equal(await page.getByRole('alert').textContent(), 'This function\'s name is too long to select (2,100 characters).');
+  page.removeAllListeners('request');
+  assert.match(requests.at(-1), /[?&]key=[0-9a-f]{16}(&|$)/);
+  assert.doesNotMatch(requests.at(-1), /[?&]name=/);
+  assert.deepEqual(await figures(), ['0 bytes', '0 bytes']);
   await page.goto(`${baseUrl}/#/flame?dump=0&metric=leaked&show=callers`);
   await rendered(page);
   const rows = await rowsOf('Functions by inclusive value');

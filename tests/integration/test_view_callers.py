@@ -151,6 +151,23 @@ def test_a_range_applies(server):
     assert early["total"] == 3000
 
 
+def fnv1a64(name: str) -> str:
+    h = 0xcbf29ce484222325
+    for b in name.encode():
+        h = ((h ^ b) * 0x100000001b3) % 2**64
+    return f"{h:016x}"
+
+
+def test_a_function_is_selected_by_its_key_as_by_its_name(server):
+    by_name = functions(server, "allocated", "recurse")["selected"]
+    assert by_name["key"] == fnv1a64("recurse")
+    by_key = functions(server, "allocated", key=fnv1a64("recurse"))["selected"]
+    assert by_key == by_name
+    assert all(r["key"] == fnv1a64(r["name"]) for r in by_name["callers"] + by_name["callees"])
+    missing = functions(server, "allocated", key=fnv1a64("no_such_function"))["selected"]
+    assert (missing["name"], missing["self"], missing["inclusive"], missing["callers"]) == (None, 0, 0, [])
+
+
 @pytest.mark.parametrize("query,status", [
     ("metric=bogus", 400),
     ("metric=count", 400),
@@ -159,6 +176,9 @@ def test_a_range_applies(server):
     ("limit=0", 400),
     ("raw=2", 400),
     ("name=" + "x" * 5000, 400),
+    ("key=0123456789ABCDEF", 400),
+    ("key=0123", 400),
+    ("name=main&key=0123456789abcdef", 400),
 ])
 def test_bad_requests_are_refused_with_a_sentence(server, query, status):
     code, _, body = server.get("/api/dumps/0/functions?" + query)

@@ -95,6 +95,19 @@ TEST_SUITE("analyzer/caller_callee") {
     CHECK(cc.callees().empty());
   }
 
+  TEST_CASE("a function is selected by its name's key as by its name") {
+    CHECK(name_key("a") == 0xaf63dc4c8601ec8cull);  // FNV-1a's published vectors
+    CHECK(name_key("foobar") == 0x85944171f73967e8ull);
+    Graph g({"alloc", "a", "main"});
+    g.site({"alloc", "a", "main"});
+    CallerCallee cc({}, name_key("a"));
+    cc.add(g.cs, g.cs.sites[0], 7);
+    REQUIRE(cc.selected().has_value());
+    CHECK(cc.name(*cc.selected()) == "a");
+    CHECK(links(cc, cc.callers()) == "main=7/1 ");
+    CHECK(links(cc, cc.callees()) == "alloc=7/1 ");
+  }
+
   TEST_CASE("a function no site reaches is not selected") {
     Graph g({"alloc", "main"});
     g.site({"alloc", "main"});
