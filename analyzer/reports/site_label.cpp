@@ -221,7 +221,15 @@ bool is_library_frame(const SiteFrame& f) {
   return !f.function.empty() && library_by_name(f.function);
 }
 
-std::string short_function(std::string_view demangled) { return elide_generics(qualified_name(demangled), "<…>"); }
+std::string short_function(std::string_view demangled) {
+  const std::string_view name = qualified_name(demangled);
+  // `<X as Y>::f`, Rust's trait impl, keeps its brackets (which type, which
+  // trait) and loses only the arguments inside them: `<Vec<…> as Drop>::f`.
+  const auto [self_type, rest] = split_trait_impl(name);
+  if (self_type.empty()) return elide_generics(name, "<…>");
+  const std::string_view inside = name.substr(1, name.size() - rest.size() - 4);  // between `<` and `>::`
+  return "<" + elide_generics(inside, "<…>") + ">::" + elide_generics(rest, "<…>");
+}
 
 std::string via_name(std::string_view demangled) {
   const auto [self_type, rest] = split_trait_impl(qualified_name(demangled));

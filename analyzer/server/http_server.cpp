@@ -22,6 +22,7 @@ constexpr const char* kCsp =
     "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 constexpr std::size_t kMaxParamBytes = 64;
 constexpr std::size_t kMaxMatchBytes = 256;  // `match` (a regular expression) and `search` (a frame name's part)
+constexpr std::size_t kMaxNameBytes = 4096;  // `name`: a whole demangled C++ name, template arguments and all
 
 void common_headers(httplib::Response& res) {
   res.set_header("X-Content-Type-Options", "nosniff");
@@ -58,16 +59,17 @@ void send_answer(httplib::Response& res, const ApiAnswer& answer) {
   }
 }
 
-// Any parameter longer than kMaxParamBytes (`match`, `search`: kMaxMatchBytes)
-// is refused before a handler sees it.
+// Any parameter longer than kMaxParamBytes (`match`, `search`: kMaxMatchBytes;
+// `name`: kMaxNameBytes) is refused before a handler sees it.
 bool params_ok(const httplib::Request& req, httplib::Response& res) {
   for (const auto& [name, value] : req.params) {
     const bool text = name == "match" || name == "search";
-    const std::size_t max = text ? kMaxMatchBytes : kMaxParamBytes;
+    const std::size_t max = name == "name" ? kMaxNameBytes : text ? kMaxMatchBytes : kMaxParamBytes;
     if (name.size() > kMaxParamBytes || value.size() > max) {
-      send_error(
-          res, 400,
-          text ? name + " is longer than 256 bytes." : std::string("A query parameter is longer than 64 bytes."));
+      send_error(res, 400,
+                 name == "name" ? std::string("name is longer than 4096 bytes.")
+                 : text         ? name + " is longer than 256 bytes."
+                                : std::string("A query parameter is longer than 64 bytes."));
       return false;
     }
   }
@@ -121,6 +123,7 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   dump_route(svr, data, "timeline", api_timeline);
   dump_route(svr, data, "sites", api_sites);
   dump_route(svr, data, "flame", api_flame);
+  dump_route(svr, data, "functions", api_functions);
   dump_route(svr, data, "instant", api_instant);
   dump_route(svr, data, "allocations", api_allocations);
   dump_route(svr, data, "export", api_export);

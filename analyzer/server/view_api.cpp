@@ -351,57 +351,69 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   return ok(std::move(body));
 }
 
-ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
+std::variant<MetricValues, ApiError> metric_values(const ViewDump& d, const ParamFn& param) {
   const std::string metric = param("metric").value_or("leaked");
   const SortKey* key = find_key(metric);
   if (key == nullptr || metric == "count" || metric == "retained") {
-    return fail(400, "Unknown metric '" + metric.substr(0, 40) +
-                         "': use one of leaked, peak, allocated, allocations, temporary, live.");
+    return ApiError{400, "Unknown metric '" + metric.substr(0, 40) +
+                             "': use one of leaked, peak, allocated, allocations, temporary, live."};
   }
   const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
+  if (const auto* e = std::get_if<ApiError>(&range)) return *e;
   const auto at = time_param(d, param, "at");
-  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
-  if (metric == "live" && !std::get<0>(at)) return fail(400, "metric=live needs at=T (ns since the dump's start).");
+  if (const auto* e = std::get_if<ApiError>(&at)) return *e;
+  if (metric == "live" && !std::get<0>(at)) return ApiError{400, "metric=live needs at=T (ns since the dump's start)."};
   const auto options = site_options(param);
-  if (const auto* e = std::get_if<ApiError>(&options)) return fail(*e);
+  if (const auto* e = std::get_if<ApiError>(&options)) return *e;
   // ?group=label changes no flamegraph: its leaves already merge by name on
   // each path, and a merged site keeps one member's frames, which would move
   // the other members' values onto that member's path.
-  const SiteSet set = site_set(d, SiteOptions{std::get<SiteOptions>(options).raw, false});
-  const auto figures = figures_of(d, std::get<TimeWindow>(range));
-  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
+  MetricValues out{metric,
+                   site_set(d, SiteOptions{std::get<SiteOptions>(options).raw, false}),
+                   {},
+                   std::get<TimeWindow>(range),
+                   std::get<0>(at)};
+  const auto figures = figures_of(d, out.window);
+  if (const auto* e = std::get_if<ApiError>(&figures)) return *e;
   const auto& fig = std::get<0>(figures);
   std::optional<SiteLive> live;
   if (metric == "live") {
     const auto table = table_of(d);
-    if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
+    if (const auto* e = std::get_if<ApiError>(&table)) return *e;
     const AllocationTable& t = *std::get<0>(table);
-    live = live_by_site(t, cursor_at(t, *std::get<0>(at)));
+    live = live_by_site(t, cursor_at(t, *out.at_ns));
   }
-  const SiteValues values{set.sites->sites, fig->sites, live ? &*live : nullptr};
+  const SiteValues values{out.set.sites->sites, fig->sites, live ? &*live : nullptr};
+  out.values.resize(out.set.sites->sites.size());
+  for (std::size_t i = 0; i < out.values.size(); ++i) out.values[i] = key->value(values, i);
+  return out;
+}
+
+ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
+  const auto got = metric_values(d, param);
+  if (const auto* e = std::get_if<ApiError>(&got)) return fail(*e);
+  const MetricValues& m = std::get<MetricValues>(got);
 
   const auto invert = param("invert");
   if (invert && *invert != "0" && *invert != "1") return fail(400, "invert must be 0 or 1.");
-  const CallSites& cs = *set.sites;
+  const CallSites& cs = *m.set.sites;
   Flame tree("all", invert == "1");
   for (std::size_t i = 0; i < cs.sites.size(); ++i) {
-    const std::uint64_t v = key->value(values, i);
-    if (v != 0) tree.add(cs, cs.sites[i], v);
+    if (m.values[i] != 0) tree.add(cs, cs.sites[i], m.values[i]);
   }
   tree.sort_children();
   std::uint64_t pruned = 0;
   const std::uint64_t total = tree.node(0).value[0];
   json root = flame_json(tree, 0, total / 2000, pruned);
-  json body = {{"metric", metric},
+  json body = {{"metric", m.metric},
                {"total", total},
                {"pruned", pruned},
                {"root", std::move(root)},
-               {"range", range_json(d, std::get<TimeWindow>(range))}};
-  if (std::get<0>(at)) body["at_ns"] = *std::get<0>(at) - d.start_ns();
+               {"range", range_json(d, m.window)}};
+  if (m.at_ns) body["at_ns"] = *m.at_ns - d.start_ns();
   body["inverted"] = invert == "1";
   return ok(std::move(body));
 }

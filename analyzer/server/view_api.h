@@ -65,6 +65,10 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
 // tree, outermost frame at the root, frames merged by label; nodes under
 // 1/2000 of the total are dropped (counted in "pruned").
 ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+// ?metric&at&raw as /flame, &search=TEXT&limit=N&name=NAME: the functions of the
+// sites (frame names as /flame's), each with its self and inclusive value,
+// largest inclusive first; with `name`, that function's callers and callees.
+ApiAnswer api_functions(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 // ?from&to&at: the site's figures over the range, its frames, and its live bytes at `at`.
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param);
 // ?from&to&limit: the anonymous mappings (view_maps.cpp): totals, the mapped

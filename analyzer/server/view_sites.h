@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -65,5 +67,18 @@ nlohmann::json frames_json(const CallSites& sites, const SiteFrames& frames, std
 // A flamegraph node's `label`, its name shortened as a site label is
 // (site_label.h short_function), when that differs from the name.
 void put_short_name(nlohmann::json& node, const std::string& name);
+
+// The value of a flamegraph metric for each site over the request's range:
+// ?metric=leaked|peak|allocated|allocations|temporary|live (live: at `at`),
+// ?raw, never grouped (a flamegraph's frames merge by name already). What
+// /flame and /functions add up.
+struct MetricValues {
+  std::string metric;
+  SiteSet set;
+  std::vector<std::uint64_t> values;  // by site of `set`
+  TimeWindow window;
+  std::optional<std::uint64_t> at_ns;  // absolute, when given
+};
+std::variant<MetricValues, ApiError> metric_values(const ViewDump& dump, const ParamFn& param);
 
 }  // namespace memrec::analyzer::server

@@ -110,6 +110,23 @@ export async function timelineX(page, timeline, ns, chartIndex = 0) {
   return { x: box.x + (box.width * (ns - first)) / (last - first), y: box.y + box.height / 2 };
 }
 
+// Where flame_canvas.js draws the first node called `name`: its row, and its
+// x range as fractions of the width (children share their parent's width by value).
+export function place(root, name) {
+  const walk = (node, depth, x, w) => {
+    if (node.name === name) return { depth, x, w };
+    const total = Math.max(node.value, node.children.reduce((sum, c) => sum + c.value, 0));
+    let cx = x;
+    for (const child of node.children) {
+      const found = walk(child, depth + 1, cx, (w * child.value) / total);
+      if (found) return found;
+      cx += (w * child.value) / total;
+    }
+    return null;
+  };
+  return walk(root, 0, 0, 1);
+}
+
 // `memrec view` on `dumps` and a browser page: {server, baseUrl, browser, page,
 // dialogs, errors}. closeView ends both and asserts that no script error, CSP
 // violation or dialog happened in any test of the file.

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { closeView, getJson, images, program, record, openView, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, getJson, images, place, program, record, openView, rendered, requireFiles, scratch } from './support.mjs';
 
 let view; // memrec view and the browser page on it
 let baseUrl;
@@ -195,23 +195,6 @@ test('the flamegraph finds leak_here, zooms on click and keeps its state in the 
   await rendered(page);
   await page.getByRole('button', { name: 'Reset zoom' }).waitFor();
 });
-
-// Where flame_canvas.js draws the first node called `name`: its row, and its
-// x range as fractions of the width (children share their parent's width by value).
-function place(root, name) {
-  const walk = (node, depth, x, w) => {
-    if (node.name === name) return { depth, x, w };
-    const total = Math.max(node.value, node.children.reduce((sum, c) => sum + c.value, 0));
-    let cx = x;
-    for (const child of node.children) {
-      const found = walk(child, depth + 1, cx, (w * child.value) / total);
-      if (found) return found;
-      cx += (w * child.value) / total;
-    }
-    return null;
-  };
-  return walk(root, 0, 0, 1);
-}
 
 test('bottom-up, the call tree lists the allocating functions first, each opening to its callers', async () => {
   // leak_three allocated 183,250 bytes in churn (malloc(i * 37 + 1), i < 100) and 3 × 4242 in leak_here.

@@ -52,6 +52,8 @@ export const api = {
   site: (dump, id, params) => getJson(`${dumpPath(dump)}/sites/${encodeURIComponent(id)}${query(params)}`),
   // params: metric, from, to, at
   flame: (dump, params) => getJson(`${dumpPath(dump)}/flame${query(params)}`),
+  // params: metric, from, to, at, raw, search, name, limit
+  functions: (dump, params) => getJson(`${dumpPath(dump)}/functions${query(params)}`),
   instant: (dump, at, params) => getJson(`${dumpPath(dump)}/instant${query({ at, ...params })}`),
   allocations: (dump, params) => getJson(`${dumpPath(dump)}/allocations${query(params)}`),
   allocation: (dump, index, params) => getJson(`${dumpPath(dump)}/allocations/${encodeURIComponent(index)}${query(params)}`),

@@ -3,6 +3,7 @@
 // site's label, or the runtime's around the program) are dimmed, never dropped. A grouped site lists each of its
 // paths too. Used by the call sites and the allocations views.
 import { el, integer, location } from './format.js';
+import { breakable } from './labels.js';
 
 // The program's own frames stand out; the runtime's around them (thread
 // start, main's callers) are dimmed like the folded ones.
@@ -11,10 +12,10 @@ function frameItem(f) {
   const classes = ['frame', f.inlined ? 'inlined' : null, kind].filter(Boolean).join(' ');
   const title = f.folded ? 'Library code, folded under the site\'s label' : f.library ? 'Library or runtime code' : null;
   return el('li', { class: classes, title },
-    el('span', { class: 'fn' }, f.function ?? f.label),
+    breakable(f.function ?? f.label, 'fn'),
     f.inlined ? el('span', { class: 'tag', title: 'inlined into the frame below' }, 'inlined') : null,
-    f.file ? el('span', { class: 'loc' }, location(f)) : null,
-    f.module ? el('span', { class: 'module', title: f.module }, f.module) : null);
+    f.file ? breakable(location(f), 'loc') : null,
+    f.module ? breakable(f.module, 'module', f.module) : null);
 }
 
 function frameList(frames, label) {

@@ -2,14 +2,17 @@
 // (from the outermost frame in) or bottom-up (from the allocating function
 // out to its callers: the server's invert=1). Each row is a frame with its
 // value and share of the total; a row opens to its children, largest first.
-import { el, integer } from './format.js';
+import { el } from './format.js';
 import { nodeLabel } from './flame_canvas.js';
+import { functionName } from './labels.js';
 
-function rows(node, depth, total, show, query) {
+// `linkOf(node)`: where the frame's name leads (its callers and callees).
+function rows(node, depth, total, show, query, linkOf) {
   const children = [...(node.children || [])].sort((a, b) => b.value - a.value);
   const toggle = el('button', { type: 'button', class: 'tree-toggle', 'aria-expanded': 'false', disabled: children.length === 0 },
     children.length === 0 ? '·' : '▸');
-  const name = el('td', { class: 'fn', title: node.name }, toggle, ' ', nodeLabel(node));
+  const name = el('td', { class: 'fn' }, toggle, ' ',
+    el('a', { href: linkOf(node) }, functionName(nodeLabel(node), node.name)));
   name.style.paddingLeft = `${0.4 + 1.1 * depth}rem`;  // CSSOM: allowed by the CSP
   const tr = el('tr', { class: query && node.name.includes(query) ? 'tree-row match' : 'tree-row', 'data-depth': depth },
     name, el('td', { class: 'num' }, show(node.value)),
@@ -25,7 +28,7 @@ function rows(node, depth, total, show, query) {
       toggle.setAttribute('aria-expanded', 'false');
       return;
     }
-    opened = children.map((c) => rows(c, depth + 1, total, show, query));
+    opened = children.map((c) => rows(c, depth + 1, total, show, query, linkOf));
     tr.after(...opened.map((h) => h.tr));
     toggle.textContent = '▾';
     toggle.setAttribute('aria-expanded', 'true');
@@ -33,8 +36,8 @@ function rows(node, depth, total, show, query) {
   return handle;
 }
 
-export function callTree(root, total, show, inverted, query) {
-  const top = [...(root.children || [])].sort((a, b) => b.value - a.value).map((c) => rows(c, 0, total, show, query).tr);
+export function callTree(root, total, show, inverted, query, linkOf) {
+  const top = [...(root.children || [])].sort((a, b) => b.value - a.value).map((c) => rows(c, 0, total, show, query, linkOf).tr);
   return el('table', { class: 'sites grid call-tree', 'aria-label': inverted ? 'Call tree, bottom-up' : 'Call tree, top-down' },
     el('thead', {}, el('tr', {}, el('th', { scope: 'col' }, inverted ? 'Allocating function, then its callers' : 'Function, then its callees'),
       el('th', { scope: 'col', class: 'num' }, 'Value'), el('th', { scope: 'col', class: 'num' }, 'Share'))),

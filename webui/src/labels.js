@@ -4,10 +4,23 @@
 // change the naming, kept in the hash: raw=1 and group=label (docs/api.md).
 import { el, locationText } from './format.js';
 
+// `text` as a span that wraps only after a `::`, a `/` or a space (a <wbr>
+// there; style.css forbids breaks inside a word), `title` on hover.
+export function breakable(text, cls, title = null) {
+  const parts = String(text).split(/(?<=::|\/|\s)/).filter((p) => p !== '');
+  return el('span', { class: cls, title }, parts.flatMap((p, i) => (i === 0 ? [p] : [el('wbr'), p])));
+}
+
+// A function's name as every table shows it: `text`, the server's short
+// form (template and generic argument lists as `<…>`, no return type or
+// parameters: site_label.h short_function), `full`, the whole demangled
+// name, on hover.
+export const functionName = (text, full, cls = 'fn-name') => breakable(text, cls, full ?? text);
+
 // The site's name cell contents: label, via, and tags.
 export function siteName(site, ...tags) {
   const label = site.label ?? site.top?.label ?? '?';
-  return [el('span', { class: 'label', title: site.label_full ?? site.top?.function ?? null }, label),
+  return [functionName(label, site.label_full ?? site.top?.function ?? null, 'label'),
     site.via ? el('span', { class: 'via', title: 'The library call this site allocates through' }, ` via ${site.via}`) : null,
     ...tags];
 }

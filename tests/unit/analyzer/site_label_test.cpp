@@ -162,6 +162,21 @@ TEST_SUITE("analyzer/site_label") {
           "std::operator+");
     CHECK(short_function("bool std::operator==<char>(std::basic_string<char> const&, char const*)") ==
           "std::operator==<…>");
+    CHECK(short_function("std::vector<std::pair<std::map<int, std::vector<int> >, int>, std::allocator<int> >::"
+                         "_M_realloc_insert(int&&)") == "std::vector<…>::_M_realloc_insert");
+    CHECK(short_function("bool operator<(Key const&, Key const&)") == "operator<");
+    CHECK(short_function("ns::Key::operator<(ns::Key const&) const") == "ns::Key::operator<");
+    CHECK(short_function("std::ostream& operator<<(std::ostream&, Key const&)") == "operator<<");
+    CHECK(short_function("std::_Function_handler<void (), main::{lambda()#1}>::_M_invoke(std::_Any_data const&)") ==
+          "std::_Function_handler<…>::_M_invoke");
+    CHECK(short_function("void std::sort<run()::<lambda()> >(run()::<lambda()>)") == "std::sort<…>");
+    CHECK(short_function("rust_service::main::{{closure}}::{closure#0}") ==
+          "rust_service::main::{{closure}}::{closure#0}");
+    CHECK(short_function("<alloc::vec::Vec<T,A> as core::ops::drop::Drop>::drop") ==
+          "<alloc::vec::Vec<…> as core::ops::drop::Drop>::drop");
+    CHECK(short_function("<hashbrown::map::HashMap<K,V,S,A> as core::iter::traits::collect::Extend<(K,V)>>::extend::"
+                         "<std::collections::hash::map::IntoIter<K,V>>") ==
+          "<hashbrown::map::HashMap<…> as core::iter::traits::collect::Extend<…>>::extend");
   }
 
   TEST_CASE("grouping by label merges the paths to one line and sums their figures") {
