@@ -14,6 +14,9 @@
 
 namespace memrec::analyzer {
 
+// The buckets a growth fit is made over (report --growth, the view's Growth sort).
+inline constexpr std::size_t kGrowthBuckets = 64;
+
 // A window [from_ns, to_ns] (absolute, inclusive) cut into equal buckets, the
 // last one shorter if the span does not divide; at most as many buckets as
 // nanoseconds.

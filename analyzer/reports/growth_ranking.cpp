@@ -39,7 +39,8 @@ GrowthRanking rank_growth(const HeapReport& report, const AllocationTable& table
   g.buckets = grid.buckets;
   g.fits = fit_every_site(table, grid);
   for (std::uint32_t s = 0; s < g.fits.size(); ++s) {
-    if (g.fits[s].score > 0) g.order.push_back(s);
+    // Under half a byte a minute is no growth: the view's sort rounds scores to bytes.
+    if (g.fits[s].score >= 0.5) g.order.push_back(s);
   }
   std::stable_sort(g.order.begin(), g.order.end(),
                    [&](std::uint32_t a, std::uint32_t b) { return g.fits[a].score > g.fits[b].score; });

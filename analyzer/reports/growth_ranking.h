@@ -17,8 +17,6 @@
 
 namespace memrec::analyzer {
 
-inline constexpr std::size_t kGrowthBuckets = 64;
-
 // The table of `report`'s dump (a second pass, checked against the report),
 // indexed by its call sites. `load.file_bytes` is set here to what the
 // report read.

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 #include <string_view>
 #include <tuple>
@@ -32,13 +33,14 @@ struct SiteValues {
   const std::vector<CallSite>& sites;
   const std::vector<SiteFigures>& figures;
   const SiteLive* live;
+  const std::vector<GrowthFit>* growth = nullptr;  // sort=growth only
 };
 
 struct SortKey {
   std::string_view name;
   std::uint64_t (*value)(const SiteValues&, std::size_t);
 };
-constexpr std::array<SortKey, 8> kSortKeys = {{
+constexpr std::array<SortKey, 9> kSortKeys = {{
     {"leaked", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_bytes; }},
     {"count", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_count; }},
     {"peak", [](const SiteValues& v, std::size_t i) { return v.figures[i].peak_bytes; }},
@@ -47,6 +49,11 @@ constexpr std::array<SortKey, 8> kSortKeys = {{
     {"temporary", [](const SiteValues& v, std::size_t i) { return v.figures[i].temporary; }},
     {"retained", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? v.figures[i].leaked_bytes : 0; }},
     {"live", [](const SiteValues& v, std::size_t i) { return v.live != nullptr ? v.live->bytes[i] : 0; }},
+    // Bytes a minute, rounded: sites whose score rounds to 0 did not grow.
+    {"growth",
+     [](const SiteValues& v, std::size_t i) {
+       return v.growth != nullptr ? static_cast<std::uint64_t>(std::llround((*v.growth)[i].score)) : 0;
+     }},
 }};
 
 const SortKey* find_key(std::string_view name) {
@@ -305,6 +312,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
   const std::optional<std::uint64_t> at_ns = std::get<0>(at);
   if (sort == "live" && !at_ns) return fail(400, "sort=live needs at=T (ns since the dump's start).");
+  const bool growth = sort == "growth" || param("growth") == "1";
   std::optional<std::uint64_t> spark;
   if (param("spark")) {
     const auto n = count_param(param, "spark", 8, 128, 0);
@@ -320,10 +328,12 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   std::vector<SiteFigures> sums;
   const std::vector<SiteFigures>& fig = set_figures(set, std::get<0>(figures)->sites, sums);
   const AllocationTable* t = d.table();  // looked at once: it may be published meanwhile
-  if (at_ns && t == nullptr) return fail(table_missing(d));
+  if ((at_ns || growth) && t == nullptr) return fail(table_missing(d));
   std::optional<SiteLive> live;
   if (at_ns) live = set_live(set, live_by_site(*t, cursor_at(*t, *at_ns)));
-  const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr};
+  std::vector<GrowthFit> fits;
+  if (growth) fits = set_growth(*t, set, growth_grid(w));
+  const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr, growth ? &fits : nullptr};
   const std::vector<std::size_t> order = ranked(set, values, *key, Listed::kAnyFigure);
 
   const std::uint64_t first = std::get<std::uint64_t>(offset);
@@ -340,6 +350,14 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
       row["live_bytes"] = live->bytes[page[p]];
       row["live_count"] = live->count[page[p]];
     }
+    if (growth) {
+      const GrowthFit& f = fits[page[p]];
+      row["growth"] = {{"slope_bytes_per_minute", f.slope_bytes_per_minute},
+                       {"r2", f.r2},
+                       {"net_bytes", f.net_bytes},
+                       {"grew_share", f.grew_share},
+                       {"score", f.score}};
+    }
     if (!sparks.empty())
       row["spark"] = std::vector<std::uint64_t>(sparks.begin() + p * *spark, sparks.begin() + (p + 1) * *spark);
     rows.push_back(std::move(row));
@@ -347,6 +365,11 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   json body = {{"sort", sort},          {"offset", first},          {"limit", std::get<std::uint64_t>(limit)},
                {"total", order.size()}, {"sites", std::move(rows)}, {"range", range_json(d, w)}};
   if (at_ns) body["at_ns"] = *at_ns - d.start_ns();
+  if (growth) {
+    const GrowthGrid grid = growth_grid(w);
+    body["growth"] = {
+        {"from_ns", grid.from_ns - d.start_ns()}, {"to_ns", grid.to_ns - d.start_ns()}, {"buckets", grid.buckets}};
+  }
   if (spark && t == nullptr) body["table"] = table_state(d);
   return ok(std::move(body));
 }
@@ -354,7 +377,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
 std::variant<MetricValues, ApiError> metric_values(const ViewDump& d, const ParamFn& param) {
   const std::string metric = param("metric").value_or("leaked");
   const SortKey* key = find_key(metric);
-  if (key == nullptr || metric == "count" || metric == "retained") {
+  if (key == nullptr || metric == "count" || metric == "retained" || metric == "growth") {
     return ApiError{400, "Unknown metric '" + metric.substr(0, 40) +
                              "': use one of leaked, peak, allocated, allocations, temporary, live."};
   }

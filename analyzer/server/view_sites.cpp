@@ -118,6 +118,33 @@ SiteLive set_live(const SiteSet& set, SiteLive per_site) {
   return out;
 }
 
+std::vector<GrowthFit> set_growth(const AllocationTable& t, const SiteSet& set, const GrowthGrid& grid) {
+  if (set.grouping == nullptr) return fit_every_site(t, grid);
+  std::vector<GrowthFit> out(set.sites->sites.size());
+  for (std::uint32_t g = 0; g < out.size(); ++g) {
+    GrowthSeries sum;
+    for (const std::uint32_t s : set.grouping->members[g]) {
+      const GrowthSeries one = site_growth_series(t, s, grid);
+      if (sum.bytes.empty()) {
+        sum = one;
+        continue;
+      }
+      for (std::size_t k = 0; k < one.bytes.size(); ++k) {
+        sum.bytes[k] += one.bytes[k];
+        sum.count[k] += one.count[k];
+      }
+      sum.bytes_at_from += one.bytes_at_from;
+      sum.bytes_at_to += one.bytes_at_to;
+    }
+    if (!sum.bytes.empty()) out[g] = fit_growth(sum, grid);
+  }
+  return out;
+}
+
+GrowthGrid growth_grid(const TimeWindow& w) {
+  return GrowthGrid::over(w.from_ns + (w.to_ns - w.from_ns) / 10, w.to_ns, kGrowthBuckets);
+}
+
 std::vector<std::uint64_t> set_sparklines(const AllocationTable& t, const SiteSet& set,
                                           const std::vector<std::uint32_t>& page, const TimeWindow& w,
                                           std::uint32_t n) {

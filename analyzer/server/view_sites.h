@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/site_growth.h"
 #include "server/view_api.h"
 
 namespace memrec::analyzer::server {
@@ -52,6 +53,13 @@ const std::vector<SiteFigures>& set_figures(const SiteSet& set, const std::vecto
 SiteFigures site_figures(const SiteSet& set, std::uint32_t id, const std::vector<SiteFigures>& per_site);
 SiteLive set_live(const SiteSet& set, SiteLive per_site);
 // site_sparklines() of set sites `page`: a group's is the sum of its members'.
+// Each site's (or group's: its members' series summed) growth fit over `grid`
+// (model/site_growth.h), by the set's ids.
+std::vector<GrowthFit> set_growth(const AllocationTable& table, const SiteSet& set, const GrowthGrid& grid);
+// The grid of the sites' Growth sort over `w`: after a warm-up of a tenth of
+// it, as `memrec report --growth` fits the same range.
+GrowthGrid growth_grid(const TimeWindow& w);
+
 std::vector<std::uint64_t> set_sparklines(const AllocationTable& table, const SiteSet& set,
                                           const std::vector<std::uint32_t>& page, const TimeWindow& window,
                                           std::uint32_t n);

@@ -111,3 +111,26 @@ def test_growth_is_null_without_the_option_and_warmup_needs_it(build, tmp_path):
     assert bad.returncode == 1 and "memrec: report: --warmup applies to --growth only" in bad.stderr, bad.describe()
     bad = support.memrec_raw(build, ["report", "--growth", "--warmup", "soon", run.dats[0]])
     assert bad.returncode == 1 and "--warmup" in bad.stderr, bad.describe()
+
+
+def test_the_views_growth_sort_is_the_reports_ranking(build, tmp_path):
+    from test_view_api import start_view
+    # given the service's dump, ranked by memrec report --growth
+    run = record_service(build, tmp_path, "exit")
+    rep = support.only_process(support.report(build, run.dats[0], args=["--growth"]))
+    expected = [(name, s["score"], s["r2"], s["net_bytes"]) for name, s in growth_by_function(build, rep)]
+    view = start_view(build, [run.dats[0]])
+    try:
+        # when the view's call sites are sorted by growth over the whole run
+        answer = view.json("/api/dumps/0/sites?sort=growth&limit=1000")
+        # then the sites that grew come in the report's order with the same fit, to the last bit
+        got = [(support.site_function(build, {"frames": [s["top"]]}) if s["top"] else None, s["growth"]["score"],
+                s["growth"]["r2"], s["growth"]["net_bytes"]) for s in answer["sites"] if s["growth"]["score"] >= 0.5]
+        assert got == expected
+        g = rep["growth"]
+        assert answer["growth"] == {"from_ns": g["from_ns"], "to_ns": g["to_ns"], "buckets": 64}
+        # and growth is no flamegraph metric
+        view.json("/api/dumps/0/flame?metric=growth", status=400)
+    finally:
+        support.kill_tree(view.proc)
+        view.proc.communicate()

@@ -18,16 +18,32 @@ const COLUMNS = [
   { sort: 'allocations', label: 'Allocations', value: (s) => s.allocations },
 ];
 const LIVE = { sort: 'live', label: 'Live at instant', value: (s) => s.live_bytes, bytes: true };
-// Sorts without a column of their own: a site's temporary allocations, and the
-// runtime's retained bytes (its caches, listed apart from leaks).
+// The growth of a site's live bytes over the range (docs/analyzer.md "Growth"):
+// its slope a minute and the fit's R², the whole fit on hover.
+function growthText(g) {
+  if (!g) return '—';
+  const sign = g.slope_bytes_per_minute < 0 ? '' : '+';
+  return `${sign}${bytes(Math.round(g.slope_bytes_per_minute))}/min · R² ${g.r2.toFixed(2)}`;
+}
+function growthTitle(g) {
+  if (!g) return null;
+  return `${integer(Math.round(g.slope_bytes_per_minute))} bytes a minute, R² ${g.r2.toFixed(3)}, ` +
+    `grew in ${Math.round(g.grew_share * 100)} % of the range, net ${integer(g.net_bytes)} bytes; ` +
+    `score ${integer(Math.round(g.score))} (slope × R² × share grown)`;
+}
+
+// Sorts without a column of their own: a site's temporary allocations, the
+// runtime's retained bytes (its caches, listed apart from leaks), and growth.
 const EXTRA = {
   temporary: { sort: 'temporary', label: 'Temporary', value: (s) => s.temporary },
   retained: { sort: 'retained', label: 'Runtime retained', value: (s) => s.runtime_retained_bytes, bytes: true },
+  growth: { sort: 'growth', label: 'Growth', text: (s) => growthText(s.growth), title: (s) => growthTitle(s.growth) },
 };
-export const SORTS = ['leaked', 'count', 'peak', 'allocated', 'allocations', 'live', 'temporary', 'retained'];
+export const SORTS = ['leaked', 'count', 'peak', 'allocated', 'allocations', 'live', 'temporary', 'retained', 'growth'];
 const SORT_NAMES = {
   leaked: 'leaked bytes', count: 'leaked blocks', peak: 'bytes at the peak', allocated: 'allocated bytes',
   allocations: 'allocations', live: 'live at the instant', temporary: 'temporary allocations', retained: 'runtime retained',
+  growth: 'growth of live bytes',
 };
 
 function sortSelect(sort, state, navigate) {
@@ -68,7 +84,9 @@ function row(site, columns, state, navigate, sort) {
     el('td', { class: 'fn' }, siteName(site, site.runtime ? el('span', { class: 'tag' }, 'runtime') : null,
       site.path_count ? el('span', { class: 'tag', title: 'Stacks merged at this line' }, `${integer(site.path_count)} paths`) : null)),
     el('td', { class: 'loc' }, siteLocation(site)),
-    columns.map((c) => el('td', { class: 'num', title: c.bytes ? bytes(c.value(site)) : null }, integer(c.value(site)))),
+    columns.map((c) => c.text
+      ? el('td', { class: 'num', title: c.title(site) }, c.text(site))
+      : el('td', { class: 'num', title: c.bytes ? bytes(c.value(site)) : null }, integer(c.value(site)))),
     el('td', { class: 'spark-cell' }, site.spark ? sparkline(site.spark) : null));
   const toggle = () => navigate({ open: open ? null : String(site.id) });
   tr.addEventListener('click', toggle);
