@@ -68,8 +68,13 @@ def _descriptors_made_on_program_threads(log):
     thread (the one that gave itself a table of its own with
     close_range(CLOSE_RANGE_UNSHARE)) is not a program thread."""
     lines = log.read_text().splitlines()
-    writers = {m.group(1) for line in lines if "CLOSE_RANGE_UNSHARE) = 0" in line
-               for m in [re.match(r"^(\d+) ", line)] if m}
+    # On a busy machine strace splits the call: "close_range(…, CLOSE_RANGE_UNSHARE
+    # <unfinished ...>", then "<... close_range resumed>) = 0" on its own line.
+    unshares = {m.group(1) for line in lines if "CLOSE_RANGE_UNSHARE" in line
+                for m in [re.match(r"^(\d+) ", line)] if m}
+    writers = {m.group(1) for line in lines
+               if re.search(r"CLOSE_RANGE_UNSHARE\) += 0$|<\.\.\. close_range resumed>\) += 0$", line)
+               for m in [re.match(r"^(\d+) ", line)] if m and m.group(1) in unshares}
     started, pending, made = False, {}, set()
     for line in lines:
         m = _SYSCALL.match(line)
