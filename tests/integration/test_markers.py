@@ -229,3 +229,25 @@ def test_a_fork_child_has_its_own_control_socket(build, tmp_path):
     assert set(dumps) == {parent, child}
     assert [m["label"] for m in dumps[child]["markers"]] == ["in-child"]
     assert dumps[parent]["markers"] == []
+
+
+def test_an_execd_image_answers_on_the_same_pid_with_its_own_dump(build, tmp_path):
+    # given ctl_target recorded, with its control socket listening
+    target = support.Driven(build, tmp_path)
+    try:
+        pid, status = target.listening()
+        assert f"dump {target.out_dir}/ctl_target.{pid}.dat" in status.stdout
+        # when it execs itself: the old image's socket goes with it
+        target.proc.stdin.write(b"exec\n")
+        target.proc.stdin.flush()
+        # then the new image's recorder listens on the same pid, for its own dump
+        pid_again, status = target.listening()
+        assert pid_again == pid
+        assert f"dump {target.out_dir}/ctl_target.{pid}.1.dat" in status.stdout, status.stdout
+        assert support.ctl(build, "mark", pid, "after-exec").returncode == 0
+    finally:
+        run = target.quit()
+    assert run.returncode == 0 and run.stderr == "", run.describe()
+    markers = {d.name: [m["label"] for m in support.info(build, d)["markers"]] for d in run.dats}
+    assert markers == {f"ctl_target.{pid}.dat": [], f"ctl_target.{pid}.1.dat": ["after-exec"]}
+

@@ -10,6 +10,7 @@
 //   fds           the numbers of its open descriptors, as /proc/self/fd lists them
 //   fork          a child that warms up, prints "child PID" and waits for SIGTERM
 //   reap          waits for that child; "ok STATUS"
+//   exec          execs itself (same pid, same stdin and stdout); answers nothing
 //   quit          prints how many SIGUSR1 it handled and exits 0
 // It reads with read(2) and prints from a static buffer: nothing allocates
 // but the blocks above.
@@ -103,6 +104,10 @@ int main(void) {
       if (waitpid(g_child, &status, 0) != g_child) die("waitpid");
       printf("ok %d\n", status);
       continue;
+    } else if (strcmp(line, "exec") == 0) {
+      char* const args[] = {"ctl_target", NULL};
+      execv("/proc/self/exe", args);
+      die("execv");
     } else if (strcmp(line, "quit") == 0) {
       break;
     } else {

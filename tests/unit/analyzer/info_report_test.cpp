@@ -113,7 +113,7 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(j["modules"][0]["build_id"] == "ab01");
     CHECK(j["modules"][1]["unload_gen"] == 3);
     CHECK(j["modules"][0]["unload_gen"].is_null());
-    CHECK(j["recording"] == json::array({json{{"time_ns", kT0 + 35}, {"on", false}}}));
+    CHECK(j["recording"] == json::array({json{{"time_ns", kT0 + 35}, {"on", false}, {"source", "signal"}}}));
 
     CHECK(j["heap"]["live_bytes"] == 3 * 4242 + 100);
     CHECK(j["heap"]["live_count"] == 4);
