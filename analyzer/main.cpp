@@ -10,6 +10,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "ctl/ctl_command.h"
 #include "exit_codes.h"
 #include "export/export_cli.h"
 #include "load/dump_loader.h"
@@ -41,6 +42,9 @@ constexpr std::string_view kUsage =
     "                  by call site; --fail-if for CI\n"
     "  info FILE...    summarize memrec dumps (.dat): header, counts, threads, modules,\n"
     "                  live heap at the end, peak, leaks by stack\n"
+    "  ctl PID start|stop|status|mark LABEL\n"
+    "                  control a running process's recording through its control socket\n"
+    "  mark PID LABEL  set a marker in a running process's dump (memrec ctl PID mark LABEL)\n"
     "  help [COMMAND | env]\n"
     "                  this text, a command's options, or the MEMREC_* environment\n"
     "                  variables that libmemrec.so reads\n"
@@ -124,12 +128,13 @@ int report_main(const std::vector<std::string>& args) {
   std::string retained;
   std::string at;
   po::options_description visible("Options");
-  visible.add_options()                                                                                     //
-      ("help,h", "show this help")                                                                          //
-      ("json", po::bool_switch(&options.json), "print JSON (the schema in docs/analyzer.md)")               //
-      ("top", po::value(&options.top)->default_value(10), "call sites to list per ranking")                 //
-      ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
-      ("to", po::value(&to), "count only events up to this time")                                           //
+  visible.add_options()                                                                        //
+      ("help,h", "show this help")                                                             //
+      ("json", po::bool_switch(&options.json), "print JSON (the schema in docs/analyzer.md)")  //
+      ("top", po::value(&options.top)->default_value(10), "call sites to list per ranking")    //
+      ("from", po::value(&from),
+       "count only events from this time on (1.5s, 200ms, +3s from the start, or mark:LABEL)")  //
+      ("to", po::value(&to), "count only events up to this time")                               //
       ("raw-frames", po::bool_switch(&options.raw_frames),
        "name each site by its innermost frame, allocator and standard-library frames included")  //
       ("group", po::value(&group)->default_value("stack"),
@@ -238,6 +243,55 @@ int run_main(const std::vector<std::string>& args) {
   return run_command(options, std::cerr);
 }
 
+constexpr std::string_view kCtlHelp =
+    "Talks to the recorder inside a running process (started under libmemrec.so, e.g. by\n"
+    "memrec run) through its control socket, without signals: the program may own SIGUSR1.\n"
+    "  start, stop     switch the recording of allocations on or off (frees are always\n"
+    "                  recorded); the dump notes each switch as from 'ctl'\n"
+    "  status          recording or paused, the pid and the dump's path\n"
+    "  mark LABEL      a named instant in the dump (at most 255 bytes): ranges accept it\n"
+    "                  as mark:LABEL (memrec report --from mark:LABEL)\n"
+    "Only the process's owner (or root) may control it. Prints the recorder's one-line\n"
+    "answer. Exit codes: 0 done, 1 usage, 2 the process is gone, stopped, another user's,\n"
+    "has no control socket (not recorded, or fewer than 32 allocations on one thread so\n"
+    "far), or refused the command.\n";
+
+// `ctl` and its shorthand `mark`: PID, the command (given for `mark`), its words.
+int ctl_like_main(const std::vector<std::string>& args, std::string_view name, std::optional<std::string> command) {
+  CtlOptions options;
+  po::options_description visible("Options");
+  visible.add_options()("help,h", "show this help");
+  po::options_description hidden;
+  hidden.add_options()("pid", po::value(&options.pid), "pid");
+  if (!command) hidden.add_options()("command", po::value(&options.command), "command");
+  hidden.add_options()("label", po::value(&options.label), "label");
+  po::options_description all;
+  all.add(visible).add(hidden);
+  po::positional_options_description positional;
+  positional.add("pid", 1);
+  if (!command) positional.add("command", 1);
+  positional.add("label", -1);
+  po::variables_map vm;
+  // A label's words may look like options ("mark PID -- -x" is not needed):
+  // only a leading --help or -h is memrec's.
+  std::vector<std::string> own = args;
+  const bool help = !args.empty() && (args[0] == "--help" || args[0] == "-h");
+  if (!help) own.insert(own.begin(), "--");
+  if (!parse(own, all, positional, vm, name)) return kExitUsage;
+  if (help) {
+    std::cout << (command ? "usage: memrec mark PID LABEL\n\nThe shorthand of memrec ctl PID mark LABEL.\n"
+                          : "usage: memrec ctl PID start|stop|status|mark LABEL\n\n")
+              << kCtlHelp << "\n"
+              << visible;
+    return kExitOk;
+  }
+  if (command) options.command = *command;
+  if (options.pid.empty()) return usage_error(std::string(name) + ": no PID given");
+  if (options.command.empty())
+    return usage_error(std::string(name) + ": no command given (start, stop, status or mark LABEL)");
+  return run_ctl(options, std::cout, std::cerr);
+}
+
 int view_main(const std::vector<std::string>& args) {
   ViewOptions options;
   po::options_description visible("Options");
@@ -286,6 +340,8 @@ int dispatch_command(const std::string& command, const std::vector<std::string>&
   if (command == "export") return export_main(rest);
   if (command == "diff") return diff_main(rest);
   if (command == "view") return view_main(rest);
+  if (command == "ctl") return ctl_like_main(rest, "ctl", std::nullopt);
+  if (command == "mark") return ctl_like_main(rest, "mark", "mark");
   return usage_error("unknown command '" + command + "'");
 }
 

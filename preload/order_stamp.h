@@ -92,6 +92,27 @@ inline std::uint64_t clock_stamp() {
   return cur > t ? cur : t;
 }
 
+// Raises g_stamp to at least `v`.
+inline void raise_stamp(std::uint64_t v) {
+  std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
+  while (cur < v && !g_stamp.compare_exchange_weak(cur, v, std::memory_order_acq_rel)) {
+  }
+}
+
+// Not hot: a marker's stamp (FORMAT.md, "Marker"). No other event has it: it
+// comes after every earlier event of this thread and, as the thread's
+// last_stamp then passes it, before every later one; g_stamp passes it too,
+// so another thread's later stamps do as well. Taken at the clock, so a
+// marker set while no tick is due is not a few milliseconds early.
+inline std::uint64_t unique_stamp() {
+  raise_stamp(now_ns());
+  std::uint64_t t = g_stamp.fetch_add(2, std::memory_order_acq_rel) + 1;
+  if (t <= t_thread.last_stamp) t = t_thread.last_stamp + 1;
+  raise_stamp(t + 1);
+  t_thread.last_stamp = t + 1;
+  return t;
+}
+
 // HOT PATH.
 inline std::uint64_t order_stamp() {
   std::uint64_t t;

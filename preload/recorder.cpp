@@ -2,6 +2,8 @@
 // the hot path but for the [[gnu::cold]] functions it calls.
 #include "recorder.h"
 
+#include <cstring>
+
 #include "options.h"
 #include "order_stamp.h"
 #include "recorder_state.h"
@@ -161,6 +163,30 @@ void record_mremap(const StackStart& from, std::uint64_t free_ns, const void* ol
     e.size = new_size;
     t.alloc_ns = order_stamp();
   });
+}
+
+bool record_marker(format::Source source, const char* label, std::size_t bytes) {
+  ThreadBuffer* b = buffer();
+  if (b == nullptr) return false;
+  const std::uint64_t n = 1 + label_slots(bytes);
+  RawEvent* e = reserve(*b, n);
+  if (e == nullptr) return false;
+  e->kind = EventKind::kMarker;
+  e->fn = static_cast<std::uint8_t>(source);
+  e->stack = 0;
+  e->addr = 0;
+  e->size = bytes;
+  e->time_ns = unique_stamp();
+  // The label slot by slot: the ring may wrap between them.
+  const std::uint64_t head = b->head.load(std::memory_order_relaxed);
+  const std::uint64_t mask = b->mask.load(std::memory_order_relaxed);
+  for (std::uint64_t i = 1; i < n; ++i) {
+    const std::size_t at = (i - 1) * sizeof(RingSlot);
+    const std::size_t chunk = bytes - at < sizeof(RingSlot) ? bytes - at : sizeof(RingSlot);
+    std::memcpy(&b->slots[(head + i) & mask], label + at, chunk);
+  }
+  commit(*b, n);
+  return true;
 }
 
 }  // namespace memrec::preload

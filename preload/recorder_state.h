@@ -30,7 +30,7 @@ inline bool recording_allocs() {
 // HOT PATH. Whether frees are recorded now.
 inline bool recording_frees() { return g_state.load(std::memory_order_relaxed) <= RecorderState::kRecording; }
 
-inline constexpr int kCounterSlots = 16;
+inline constexpr int kCounterSlots = 20;
 extern std::atomic<std::uint64_t> g_counters[kCounterSlots];
 
 inline void count(format::Counter c, std::uint64_t n = 1) {

@@ -21,6 +21,7 @@ enum class EventKind : std::uint8_t {
   kMremap,
   kThreadStart,  // name in `name`
   kThreadExit,   // name in `name` (the thread may have renamed itself)
+  kMarker,       // memrec_mark(): format::Source in `fn`, the label's length in `size`, its bytes in the slots after
 };
 
 // One event as the hook saw it; the writer encodes it (FORMAT.md, "Records").
@@ -57,6 +58,14 @@ union RingSlot {
 // How many ring slots an event of `kind` takes.
 constexpr std::uint64_t slots_of(EventKind kind) {
   return kind == EventKind::kRealloc || kind == EventKind::kMmap || kind == EventKind::kMremap ? 2 : 1;
+}
+
+// The slots a marker's label of `bytes` takes after its event's slot.
+constexpr std::uint64_t label_slots(std::uint64_t bytes) { return (bytes + sizeof(RingSlot) - 1) / sizeof(RingSlot); }
+
+// How many ring slots the event `e` takes, its label's included.
+constexpr std::uint64_t slots_of(const RawEvent& e) {
+  return e.kind == EventKind::kMarker ? 1 + label_slots(e.size) : slots_of(e.kind);
 }
 
 // A per-thread cache of stack hashes already interned, so a repeated stack

@@ -31,7 +31,7 @@ void on_toggle_signal(int sig) {
   if (!handler_installed(sig, on_toggle_signal)) g_chained.fetch_add(1, std::memory_order_relaxed);
   const bool on = !g_enabled.load(std::memory_order_relaxed);
   g_enabled.store(on, std::memory_order_relaxed);
-  note_recording_toggle(on, now_ns());
+  note_recording_toggle(on, now_ns(), format::Source::kSignal);
   errno = saved;
 }
 

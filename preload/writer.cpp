@@ -24,6 +24,7 @@
 
 #include "auto_level.h"
 #include "clock.h"
+#include "control_socket.h"
 #include "decimal.h"
 #include "fd_guard.h"
 #include "log.h"
@@ -76,6 +77,7 @@ constexpr std::uint64_t kCompressEvery = 1024;
 struct Toggle {
   std::atomic<std::uint32_t> ready;
   bool on;
+  format::Source source;
   std::uint64_t time_ns;
 };
 constexpr std::uint32_t kToggleSlots = 256;
@@ -363,6 +365,7 @@ void put_counters() {
       {Counter::kForeignMalloc, foreign_malloc()},
       {Counter::kToggleTakenNs, toggle_taken_ns()},
       {Counter::kToggleChained, toggle_chained()},
+      {Counter::kMarkersLost, counter(Counter::kMarkersLost)},
   };
   // The facts after the counts go in only once set: most dumps have none.
   std::size_t n = static_cast<std::size_t>(Counter::kUnwindFailed);
@@ -596,6 +599,18 @@ void put_thread_event(ThreadBuffer& b, const RawEvent& e) {
   g_w.current_tid = 0;
 }
 
+// A memrec_mark() call: its label is in the slots after the event's.
+void put_marker_event(const ThreadBuffer& b, const RawEvent& e, std::uint64_t at, std::uint64_t mask) {
+  char label[label_slots(format::kMaxMarkerLabelBytes) * sizeof(RingSlot)];
+  const std::size_t bytes = e.size < format::kMaxMarkerLabelBytes ? e.size : format::kMaxMarkerLabelBytes;
+  for (std::uint64_t i = 1; i <= label_slots(bytes); ++i) {
+    std::memcpy(label + (i - 1) * sizeof(RingSlot), &b.slots[(at + i) & mask], sizeof(RingSlot));
+  }
+  const auto source = static_cast<format::Source>(e.fn);
+  put_record([&](format::RecordEncoder& enc) { return enc.marker(e.time_ns, source, std::string_view(label, bytes)); });
+  g_w.frame_earliest_ns = std::min(g_w.frame_earliest_ns, e.time_ns);
+}
+
 // ---- one cycle ----------------------------------------------------------
 
 void write_modules() {
@@ -636,7 +651,7 @@ void write_toggles() {
     Toggle& t = g_toggles[g_w.toggles_read % kToggleSlots];
     // Pairs with the release store in note_recording_toggle().
     if (t.ready.load(std::memory_order_acquire) != g_w.toggles_read / kToggleSlots + 1) return;
-    put_record([&](format::RecordEncoder& enc) { return enc.recording(t.time_ns, t.on); });
+    put_record([&](format::RecordEncoder& enc) { return enc.recording(t.time_ns, t.on, t.source); });
     ++g_w.toggles_read;
   }
 }
@@ -665,12 +680,14 @@ void drain(ThreadBuffer& b, std::uint64_t end) {
     if (!put_plain_event(b.tid, e)) {
       if (e.kind == EventKind::kThreadStart || e.kind == EventKind::kThreadExit) {
         put_thread_event(b, e);
+      } else if (e.kind == EventKind::kMarker) {
+        put_marker_event(b, e, tail, mask);
       } else {
         put_event(b.tid, e, b.slots[(tail + 1) & mask].tail);
       }
     }
     // The owner commits an event's slots together, so `end` never splits one.
-    tail += slots_of(e.kind);
+    tail += slots_of(e);
     // Release pairs with the owner's acquire load in reserve(): the slot was
     // read before it is handed back.
     if (++drained % kReleaseEvery == 0) {
@@ -822,6 +839,7 @@ bool only_writer_left(std::uint64_t now) {
 }
 
 void finish() {
+  control_close();
   cycle();
   // New events stop here; a second cycle takes what was committed meanwhile.
   g_state.store(RecorderState::kFinished, std::memory_order_relaxed);
@@ -862,6 +880,7 @@ void* end_unjoined() {
 // descriptors die with its table, so forget them (the next writer reopens
 // what it needs).
 void park() {
+  control_close();
   g_ticking.store(false, std::memory_order_release);
   cycle();
   flush_frame(false, /*complete=*/true);
@@ -913,6 +932,7 @@ void* writer_main(void*) {
     os::futex_wake_all(g_open_result);
     if (!opened) return end_unjoined();
   }
+  control_listen(g_w.pid);
   publish_tick();
   // Release pairs with order_stamp()'s acquire: a lone thread takes ticks from now on.
   g_ticking.store(true, std::memory_order_release);
@@ -955,6 +975,7 @@ void* writer_main(void*) {
       // exit; our own destructor finds the dump finished.
       exit(0);
     }
+    control_serve(now_ns());
     const std::uint64_t wait = sleep_ns(now_ns());
     if (wait == 0) {
       sched_yield();
@@ -1113,7 +1134,7 @@ bool writer_prepare() {
   HookScope scope(HookDepth::kInternal);
   g_w.pid = static_cast<std::uint64_t>(getpid());
   g_w.ppid = static_cast<std::uint64_t>(getppid());
-  if (g_options.start_disabled) note_recording_toggle(false, now_ns());
+  if (g_options.start_disabled) note_recording_toggle(false, now_ns(), format::Source::kStart);
   if (!prepare_launch()) return false;
   // The dump exists from the start, with its header, even if the writer
   // never starts (a process killed first shows as cut short, not missing),
@@ -1264,7 +1285,8 @@ void writer_restart_in_child() {
   g_started.store(false);
   for (Toggle& t : g_toggles) t.ready.store(0);
   g_toggle_next.store(0);
-  if (!g_enabled.load()) note_recording_toggle(false, now_ns());
+  control_forget_after_fork();
+  if (!g_enabled.load()) note_recording_toggle(false, now_ns(), format::Source::kStart);
   modules_mark_unwritten();
   // Like the parent at its start, the child gets a writer when it needs one.
   g_launched.store(false);
@@ -1274,12 +1296,29 @@ void writer_restart_in_child() {
   if (!prepare_launch()) g_state.store(RecorderState::kStopped);
 }
 
-void note_recording_toggle(bool on, std::uint64_t time_ns) {
+std::uint64_t writer_control_stamp() {
+  const std::uint64_t t = unique_stamp();
+  // A lone program thread stamps its events with the last tick: a tick taken
+  // after the stamp sorts them after it.
+  if (g_ticking.load(std::memory_order_relaxed)) publish_tick();
+  return t;
+}
+
+void writer_put_marker(format::Source source, std::string_view label) {
+  const std::uint64_t t = writer_control_stamp();
+  put_record([&](format::RecordEncoder& enc) { return enc.marker(t, source, label); });
+  g_w.frame_earliest_ns = std::min(g_w.frame_earliest_ns, t);
+}
+
+const char* writer_dump_path() { return g_w.path; }
+
+void note_recording_toggle(bool on, std::uint64_t time_ns, format::Source source) {
   const std::uint32_t i = g_toggle_next.fetch_add(1, std::memory_order_relaxed);
   Toggle& t = g_toggles[i % kToggleSlots];
   // A slot still unread from kToggleSlots toggles ago is overwritten; the
   // writer reads them within milliseconds, so that takes a signal storm.
   t.on = on;
+  t.source = source;
   t.time_ns = time_ns;
   t.ready.store(i / kToggleSlots + 1, std::memory_order_release);
 }

@@ -6,6 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
+
+#include "memrec/format/records.h"
 
 namespace memrec::preload {
 
@@ -63,7 +66,15 @@ void writer_resume();
 // not exist here. Forgets its state and starts a new writer for a new file.
 void writer_restart_in_child();
 
+// Writer thread (the control socket): a stamp unique among the events, for
+// a command received now; lone threads stamping with ticks stamp after it.
+std::uint64_t writer_control_stamp();
+// Writer thread: writes a marker stamped now.
+void writer_put_marker(format::Source source, std::string_view label);
+// The dump's path, as opened.
+const char* writer_dump_path();
+
 // Async-signal-safe: notes a pause or resume for the writer to record.
-void note_recording_toggle(bool on, std::uint64_t time_ns);
+void note_recording_toggle(bool on, std::uint64_t time_ns, format::Source source);
 
 }  // namespace memrec::preload

@@ -29,16 +29,19 @@ Result<RelativeWindow> window_of(const std::optional<std::string>& from, const s
                                  std::string_view prefix) {
   RelativeWindow w;
   if (from) {
-    auto t = parse_time_spec(*from);
+    auto t = parse_time_point(*from);
     if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}from {}", prefix, t.error().message)};
-    w.from_ns = *t;
+    w.from_ns = t->ns;
+    w.from_mark = t->mark;
   }
   if (to) {
-    auto t = parse_time_spec(*to);
+    auto t = parse_time_point(*to);
     if (!t) return Error{ErrorCode::kUsage, fmt::format("diff: --{}to {}", prefix, t.error().message)};
-    w.to_ns = *t;
+    if (!t->mark) w.to_ns = t->ns;
+    w.to_mark = t->mark;
   }
-  if (w.to_ns && *w.to_ns < w.from_ns)
+  // Marks are compared once resolved, per dump (resolve_window).
+  if (!w.from_mark && !w.to_mark && w.to_ns && *w.to_ns < w.from_ns)
     return Error{ErrorCode::kUsage, fmt::format("diff: --{}to {} is before --{}from {}", prefix, *to, prefix, *from)};
   return w;
 }

@@ -140,7 +140,9 @@ Result<std::vector<bool>> select_allocations(const std::string& path, const Expo
   f.min_life_ns = filter.min_life_ns;
   f.max_life_ns = filter.max_life_ns;
   if (filter.alive_at_ns) f.alive_at_ns = start + *filter.alive_at_ns;
-  if (filter.leaked_only) f.live_after_ns = window.to_ns ? start + *window.to_ns : kNeverFreed;
+  const auto resolved = resolve_window(window, path, start);
+  if (!resolved) return resolved.error();
+  if (filter.leaked_only) f.live_after_ns = resolved->to_ns ? start + *resolved->to_ns : kNeverFreed;
   if (filter.thread_index) {
     const std::size_t n = whole->dump.threads.size();
     if (*filter.thread_index >= n) {

@@ -81,12 +81,13 @@ int export_main(const std::vector<std::string>& args) {
       ("output,o", po::value(&output), "write here instead of stdout")                                         //
       ("metric,m", po::value(&options.metric)->default_value(options.metric),
        "collapsed and svg: allocated, allocations, leaked, leaked-count, peak, live-at-end, temporary or "
-       "runtime-retained")                                                                                  //
-      ("from", po::value(&from), "count only events from this time on (1.5s, 200ms, +3s; from the start)")  //
-      ("to", po::value(&to), "count only events up to this time")                                           //
-      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")          //
-      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp)                              //
-      ("spill-dir", po::value(&spill_dir), kSpillDirHelp)                                                   //
+       "runtime-retained")  //
+      ("from", po::value(&from),
+       "count only events from this time on (1.5s, 200ms, +3s from the start, or mark:LABEL)")      //
+      ("to", po::value(&to), "count only events up to this time")                                   //
+      ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
+      ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp)                      //
+      ("spill-dir", po::value(&spill_dir), kSpillDirHelp)                                           //
       ("raw-frames", po::bool_switch(&options.raw_frames),
        "pprof, collapsed, svg, json: keep allocator and standard-library frames as the stacks' leaves");
   po::options_description filters("Filters (only the allocations that pass every one count; not for heaptrack)");
@@ -156,7 +157,7 @@ int diff_main(const std::vector<std::string>& args) {
        "exit 4 when crossed: METRIC>AMOUNT (peak>5%, leaked>1MiB, allocations>100) or new-leak; "
        "repeatable or comma-separated")  //
       ("from", po::value<std::vector<std::string>>(),
-       "a range starts at this time (1.5s, 200ms); the first range is BASE's, the second NEW's")  //
+       "a range starts at this time (1.5s, 200ms, mark:LABEL); the first range is BASE's, the second NEW's")  //
       ("to", po::value<std::vector<std::string>>(),
        "the range ends at this time (one range: both dumps' range)")                                //
       ("base-from", po::value(&base_from), "BASE counts events from this time on")                  //

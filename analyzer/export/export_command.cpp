@@ -37,16 +37,21 @@ std::optional<Format> parse_format(const std::string& name) {
 
 std::optional<std::string> parse_window(const ExportOptions& o, RelativeWindow& w) {
   if (o.from) {
-    auto t = parse_time_spec(*o.from);
+    auto t = parse_time_point(*o.from);
     if (!t) return "export: --from " + t.error().message;
-    w.from_ns = *t;
+    w.from_ns = t->ns;
+    w.from_mark = t->mark;
   }
   if (o.to) {
-    auto t = parse_time_spec(*o.to);
+    auto t = parse_time_point(*o.to);
     if (!t) return "export: --to " + t.error().message;
-    w.to_ns = *t;
+    if (!t->mark) w.to_ns = t->ns;
+    w.to_mark = t->mark;
   }
-  if (w.to_ns && *w.to_ns < w.from_ns) return std::string("export: --to is before --from");
+  // Marks are compared once resolved, per dump (resolve_window).
+  if (!w.from_mark && !w.to_mark && w.to_ns && *w.to_ns < w.from_ns) {
+    return std::string("export: --to is before --from");
+  }
   return std::nullopt;
 }
 

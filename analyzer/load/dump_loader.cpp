@@ -58,6 +58,12 @@ class MetaApplier {
   }
   void operator()(const reader::EndRecord&) { d_.facts.clean_end = true; }
   void operator()(const reader::ExecRecord& r) { d_.facts.note_exec(r); }
+  void operator()(const reader::MarkerRecord& r) {
+    // After the markers before it in time; after equal ones, keeping the file's order.
+    const auto at = std::upper_bound(d_.markers.begin(), d_.markers.end(), r.time_ns,
+                                     [](std::uint64_t t, const reader::MarkerRecord& m) { return t < m.time_ns; });
+    d_.markers.insert(at, r);
+  }
   template <typename Other>
   void operator()(const Other&) {}  // event records never land in `meta`
 

@@ -155,4 +155,9 @@ void FrameCollector::on_exec(const reader::ExecRecord& r) {
   out_.meta.emplace_back(r);
 }
 
+void FrameCollector::on_marker(const reader::MarkerRecord& r) {
+  saw_time(r.time_ns);
+  out_.meta.emplace_back(r);
+}
+
 }  // namespace memrec::analyzer

@@ -61,6 +61,7 @@ class FrameCollector final : public reader::RecordVisitor {
   void on_counters(const reader::CountersRecord& r) override;
   void on_end(const reader::EndRecord& r) override;
   void on_exec(const reader::ExecRecord& r) override;
+  void on_marker(const reader::MarkerRecord& r) override;
 
  private:
   void saw_time(std::uint64_t t);

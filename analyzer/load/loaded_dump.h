@@ -60,6 +60,7 @@ struct LoadedDump {
   std::vector<ModuleInfo> modules;  // in order of definition
   StackTable stacks;
   std::vector<reader::RecordingRecord> recording;
+  std::vector<reader::MarkerRecord> markers;  // by time (threads' markers interleave across frames)
   std::uint64_t rss_max_bytes = 0;
   std::vector<reader::RssRecord> rss;         // every sample, in file order (10 a second by default)
   std::optional<std::uint64_t> last_time_ns;  // the latest time of any record

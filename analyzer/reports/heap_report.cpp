@@ -5,10 +5,14 @@
 #include <algorithm>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "load/free_pages.h"
+#include "load/marker_scan.h"
 #include "load/ordered_events.h"
 #include "load/sink_thread.h"
 #include "reports/symbol_prefetch.h"
+#include "reports/time_spec.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -128,12 +132,43 @@ Result<StreamedDump> replay_dump(const std::string& path, const LoadOptions& loa
 
 }  // namespace
 
-Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& window, const LoadOptions& load,
+Result<RelativeWindow> resolve_window(const RelativeWindow& window, const std::string& path, std::uint64_t start_ns) {
+  if (!window.from_mark && !window.to_mark) return window;
+  const auto markers = scan_markers(path);
+  if (!markers) return markers.error();
+  RelativeWindow w = window;
+  if (w.from_mark) {
+    const auto t = resolve_mark(*w.from_mark, *markers, start_ns, path);
+    if (!t) return t.error();
+    w.from_ns = *t;
+  }
+  if (w.to_mark) {
+    const auto t = resolve_mark(*w.to_mark, *markers, start_ns, path);
+    if (!t) return t.error();
+    w.to_ns = *t;
+  }
+  if (w.to_ns && *w.to_ns < w.from_ns) {
+    return Error{ErrorCode::kUsage,
+                 fmt::format("{}: the range ends before it starts: its end ({}) is at +{:.6f}s, its start ({}) at "
+                             "+{:.6f}s",
+                             path, w.to_mark ? "mark:" + *w.to_mark : "--to", static_cast<double>(*w.to_ns) / 1e9,
+                             w.from_mark ? "mark:" + *w.from_mark : "--from", static_cast<double>(w.from_ns) / 1e9)};
+  }
+  w.from_mark.reset();
+  w.to_mark.reset();
+  return w;
+}
+
+Result<HeapReport> build_heap_report(const std::string& path, const RelativeWindow& given, const LoadOptions& load,
                                      Symbolizer& symbolizer, HeapTimeline* timeline, TaggedEventSink* also,
                                      const std::vector<bool>* selected, MappingRecord* mappings) {
-  if (also != nullptr && window.to_ns) return Error{ErrorCode::kUsage, "internal: a table needs a window with no end"};
+  if (also != nullptr && (given.to_ns || given.to_mark))
+    return Error{ErrorCode::kUsage, "internal: a table needs a window with no end"};
   const auto start = dump_start_ns(path);
   if (!start) return start.error();
+  const auto resolved = resolve_window(given, path, *start);
+  if (!resolved) return resolved.error();
+  const RelativeWindow& window = *resolved;
   TimeWindow abs;
   abs.from_ns = *start + window.from_ns;
   if (window.to_ns) abs.to_ns = *start + *window.to_ns;

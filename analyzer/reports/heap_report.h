@@ -24,10 +24,19 @@
 namespace memrec::analyzer {
 
 // The window as given on the command line, relative to each dump's start.
+// A bound given as `mark:LABEL` is resolved against each dump's markers
+// (resolve_window), which sets from_ns or to_ns and clears the mark.
 struct RelativeWindow {
   std::uint64_t from_ns = 0;
   std::optional<std::uint64_t> to_ns;
+  std::optional<std::string> from_mark;  // what follows `mark:`
+  std::optional<std::string> to_mark;
 };
+
+// `window` with its marks resolved for the dump at `path` starting at
+// `start_ns`; kUsage for an unknown marker or a range that ends before it
+// starts. Reads the dump's markers only when a bound names one.
+Result<RelativeWindow> resolve_window(const RelativeWindow& window, const std::string& path, std::uint64_t start_ns);
 
 struct HeapReport {
   LoadedDump dump;               // metadata only

@@ -108,7 +108,13 @@ json leaks_json(const InfoReport& r) {
 json info_json(const InfoReport& r) {
   const LoadedDump& d = r.dump;
   json recording = json::array();
-  for (const reader::RecordingRecord& t : d.recording) recording.push_back({{"time_ns", t.time_ns}, {"on", t.on}});
+  for (const reader::RecordingRecord& t : d.recording) {
+    recording.push_back({{"time_ns", t.time_ns}, {"on", t.on}, {"source", format::source_name(t.source)}});
+  }
+  json markers = json::array();
+  for (const reader::MarkerRecord& m : d.markers) {
+    markers.push_back({{"time_ns", m.time_ns}, {"label", m.label}, {"source", format::source_name(m.source)}});
+  }
   return {
       {"file", d.path},
       {"format_version", d.header.version},
@@ -126,6 +132,7 @@ json info_json(const InfoReport& r) {
       {"threads", threads_json(d.threads)},
       {"modules", modules_json(d.modules)},
       {"recording", recording},
+      {"markers", markers},
       {"heap",
        {{"live_bytes", r.heap.live_bytes},
         {"live_count", r.heap.live.size()},

@@ -119,8 +119,12 @@ void write_counts(std::string& out, const InfoReport& r) {
   }
   fmt::format_to(std::back_inserter(out), "  stacks    {} distinct\n", c.stacks);
   for (const reader::RecordingRecord& t : r.dump.recording) {
-    fmt::format_to(std::back_inserter(out), "  recording {} {}\n", t.on ? "resumed" : "paused",
-                   when(r.dump, t.time_ns));
+    fmt::format_to(std::back_inserter(out), "  recording {} {} ({})\n", t.on ? "resumed" : "paused",
+                   when(r.dump, t.time_ns), format::source_name(t.source));
+  }
+  for (const reader::MarkerRecord& m : r.dump.markers) {
+    fmt::format_to(std::back_inserter(out), "  marker    '{}' {} ({})\n", m.label, when(r.dump, m.time_ns),
+                   format::source_name(m.source));
   }
 }
 

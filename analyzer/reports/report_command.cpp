@@ -28,16 +28,21 @@ int exit_code_of(const Error& e) {
 Result<RelativeWindow> parse_window(const ReportOptions& o) {
   RelativeWindow w;
   if (o.from) {
-    auto t = parse_time_spec(*o.from);
+    auto t = parse_time_point(*o.from);
     if (!t) return Error{ErrorCode::kUsage, "report: --from " + t.error().message};
-    w.from_ns = *t;
+    w.from_ns = t->ns;
+    w.from_mark = t->mark;
   }
   if (o.to) {
-    auto t = parse_time_spec(*o.to);
+    auto t = parse_time_point(*o.to);
     if (!t) return Error{ErrorCode::kUsage, "report: --to " + t.error().message};
-    w.to_ns = *t;
+    if (!t->mark) w.to_ns = t->ns;
+    w.to_mark = t->mark;
   }
-  if (w.to_ns && *w.to_ns < w.from_ns) return Error{ErrorCode::kUsage, "report: --to is before --from"};
+  // Marks are compared once resolved, per dump (resolve_window).
+  if (!w.from_mark && !w.to_mark && w.to_ns && *w.to_ns < w.from_ns) {
+    return Error{ErrorCode::kUsage, "report: --to is before --from"};
+  }
   return w;
 }
 

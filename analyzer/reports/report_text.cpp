@@ -93,6 +93,31 @@ void append_site(std::string& out, const std::string& pad, const HeapReport& r, 
   append_site_frames(out, pad, r, s);
 }
 
+// Who paused and resumed the recording, and the markers, in time order.
+void append_instants(std::string& out, std::string_view pad, const HeapReport& r) {
+  const std::uint64_t start = r.dump.header.start_mono_ns;
+  const auto at = [start](std::uint64_t t) { return seconds(t - std::min(t, start)); };
+  if (!r.dump.recording.empty()) {
+    out += fmt::format("{}recording:", pad);
+    const char* sep = " ";
+    for (const reader::RecordingRecord& t : r.dump.recording) {
+      out += fmt::format("{}{} at {} ({})", sep, t.on ? "resumed" : "paused", at(t.time_ns),
+                         format::source_name(t.source));
+      sep = ", ";
+    }
+    out += "\n";
+  }
+  if (!r.dump.markers.empty()) {
+    out += fmt::format("{}markers:", pad);
+    const char* sep = " ";
+    for (const reader::MarkerRecord& m : r.dump.markers) {
+      out += fmt::format("{}'{}' at {} ({})", sep, m.label, at(m.time_ns), format::source_name(m.source));
+      sep = ", ";
+    }
+    out += "\n";
+  }
+}
+
 }  // namespace
 
 // One line a non-empty class: its bounds, count, bytes and a bar of '#' scaled to the largest count.
@@ -204,6 +229,7 @@ std::string heap_report_text(const HeapReport& r, std::size_t depth, std::size_t
                        r.window.to_ns ? seconds(*r.window.to_ns) : std::string("the end"));
   }
   out += fmt::format("{}run time: {}, {}\n", pad, seconds(r.duration_ns), count_of(r.dump.threads.size(), "thread"));
+  append_instants(out, pad, r);
   out += fmt::format("{}allocations: {} ({} allocated), frees: {}, temporary: {}\n", pad, t.allocations,
                      bytes(t.allocated_bytes), t.frees, t.temporary);
   if (t.peak_time_ns != 0) {

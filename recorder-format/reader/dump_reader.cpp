@@ -42,6 +42,7 @@ class CollectingVisitor final : public RecordVisitor {
     out_.emplace_back(r);
     facts_.note_exec(r);
   }
+  void on_marker(const MarkerRecord& r) override { out_.emplace_back(r); }
 
  private:
   std::vector<Record>& out_;

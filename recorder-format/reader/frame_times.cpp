@@ -87,6 +87,7 @@ class TimeWalk {
       case Tag::kRecording:
       case Tag::kEnd:
       case Tag::kExec:
+      case Tag::kMarker:
         time_ = format::undelta(time_, body.varint());
         break;
       case Tag::kStack:

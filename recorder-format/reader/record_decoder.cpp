@@ -203,10 +203,22 @@ void decode_rss(Cursor& c) {
 void decode_recording(Cursor& c) {
   RecordingRecord r;
   r.time_ns = c.time();
-  const std::uint8_t on = c.in.u8();
-  if (on > 1) c.in.fail("a Recording record's flag is neither 0 nor 1");
-  r.on = on == 1;
+  // Bit 0 on; the source above it (version 7; 0, the signal, before).
+  const std::uint8_t flags = c.in.u8();
+  if ((flags >> 1) >= format::kSourceCount) c.in.fail("a Recording record names an unknown source");
+  r.on = (flags & 1) != 0;
+  r.source = static_cast<format::Source>(flags >> 1);
   if (c.in.ok()) c.visitor.on_recording(r);
+}
+
+void decode_marker(Cursor& c) {
+  MarkerRecord r;
+  r.time_ns = c.time();
+  const std::uint8_t source = c.in.u8();
+  if (source >= format::kSourceCount) c.in.fail("a Marker record names an unknown source");
+  r.source = static_cast<format::Source>(source);
+  r.label = c.name();
+  if (c.in.ok()) c.visitor.on_marker(r);
 }
 
 void decode_counters(Cursor& c) {
@@ -259,6 +271,7 @@ constexpr auto kDecoders = [] {
   set(Tag::kCounters, decode_counters);
   set(Tag::kEnd, decode_end);
   set(Tag::kExec, decode_exec);
+  set(Tag::kMarker, decode_marker);
   return t;
 }();
 

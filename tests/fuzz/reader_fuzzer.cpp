@@ -84,7 +84,7 @@ class ReencodingVisitor final : public RecordVisitor {
   }
   void on_thread_exit(const ThreadExitRecord& r) override { put(out_.thread_exit(r.tid, r.time_ns)); }
   void on_rss(const RssRecord& r) override { put(out_.rss(r.time_ns, r.rss_bytes)); }
-  void on_recording(const RecordingRecord& r) override { put(out_.recording(r.time_ns, r.on)); }
+  void on_recording(const RecordingRecord& r) override { put(out_.recording(r.time_ns, r.on, r.source)); }
   void on_counters(const CountersRecord& r) override {
     // The encoder's keys are the u8 Counter enum; later keys are kept by the
     // reader but cannot be written back.
@@ -99,6 +99,10 @@ class ReencodingVisitor final : public RecordVisitor {
   void on_exec(const ExecRecord& r) override {
     require(r.path.size() <= format::kMaxStringBytes);
     put(out_.exec(r.time_ns, r.error, r.path));
+  }
+  void on_marker(const MarkerRecord& r) override {
+    require(r.label.size() <= format::kMaxStringBytes);
+    put(out_.marker(r.time_ns, r.source, r.label));
   }
 
   bool complete() const { return !skipped_; }

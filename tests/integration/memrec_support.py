@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import time
@@ -455,3 +456,55 @@ def sites_by_function(build: Build, rep: Mapping, ranking: str, fields: Sequence
 def leaked_by_function(build: Build, rep: Mapping) -> dict[str, tuple[int, int]]:
     """{function: (leaked_count, leaked_bytes)} of a process report."""
     return sites_by_function(build, rep, "leaked", ("leaked_count", "leaked_bytes"))
+
+
+# ---- memrec ctl (tests/integration/test_markers.py, test_descriptors.py) -----
+
+class Driven:
+    """ctl_target (under the preload unless preload=False), driven line by
+    line through its stdin; its dumps go to a fresh directory, `out_dir`."""
+
+    def __init__(self, build, tmp_path, preload=True):
+        self.build = build
+        self.out_dir = fresh_dir(tmp_path, "memrec-out")
+        extra = {"LD_PRELOAD": str(build.preload), "MEMREC_OUTPUT": str(self.out_dir / "%e.%p.dat")} if preload else {}
+        self.argv = [str(build.program("ctl_target"))]
+        self.proc = start(self.argv, clean_env(extra), cwd=self.out_dir, stdin=subprocess.PIPE)
+
+    def listening(self):
+        """Warms the recorder up until its control socket answers: its pid
+        and the `memrec ctl PID status` run."""
+        self.send("warm")
+        return self.proc.pid, wait_for_socket(self.build, self.proc.pid)
+
+    def send(self, line, expect="ok"):
+        self.proc.stdin.write((line + "\n").encode())
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline().decode().rstrip("\n")
+        if expect is not None:
+            assert answer == expect, f"{line!r} answered {answer!r}"
+        return answer
+
+    def quit(self):
+        run = finish(self.proc, self.argv, TIMEOUT_S, b"quit\n")
+        run.dats = sorted(self.out_dir.iterdir())
+        return run
+
+
+def ctl(build, *args, user=None):
+    argv = [str(build.memrec), *map(str, args)]
+    if user is not None:
+        argv = [shutil.which("setpriv"), f"--reuid={user}", f"--regid={user}", "--clear-groups", *argv]
+    return finish(start(argv, clean_env()), argv, TIMEOUT_S)
+
+
+def wait_for_socket(build, pid):
+    """`memrec ctl PID status` once the writer listens: it starts lazily, on
+    the program's thread's 32nd event, and opens the socket as it starts."""
+    for _ in range(200):
+        status = ctl(build, "ctl", pid, "status")
+        if status.returncode == 0:
+            return status
+        assert "has no memrec control socket" in status.stderr, status.describe()
+        time.sleep(0.05)
+    pytest.fail(f"no control socket for {pid}: {status.describe()}")

@@ -1,11 +1,14 @@
 """The recorder's descriptors never touch the program's (docs/design/descriptors.md):
 a fork child that dup2()s onto the lowest free number keeps what it put there,
 and the recorder adds few descriptors to the program's table."""
+import os
 import re
 import resource
 import shutil
 
 import pytest
+
+import memrec_support as support
 
 STRACE = shutil.which("strace")
 
@@ -113,3 +116,25 @@ def test_the_recorder_makes_no_descriptor_on_a_program_thread(build, run_plain, 
     # /proc/self/maps on each new thread, on the lowest free number)
     assert plain == set()
     assert recorded == plain
+
+
+def test_the_control_socket_is_not_among_the_programs_descriptors(build, tmp_path):
+    # given ctl_target listing its descriptors before and after the recorder's socket exists
+    plain = support.Driven(build, tmp_path, preload=False)
+    try:
+        plain_fds = plain.send("fds", expect=None)
+    finally:
+        plain.quit()
+    target = support.Driven(build, tmp_path)
+    try:
+        pid, _ = target.listening()
+        fds = target.send("fds", expect=None)
+        # then the program sees what it sees without memrec
+        assert fds == plain_fds
+        # and no descriptor of its table is the socket the kernel lists under its name
+        inodes = {line.split()[6] for line in open("/proc/net/unix") if line.rstrip().endswith(f"@memrec-ctl.{pid}")}
+        assert inodes, "the socket is listening"
+        held = {os.readlink(f"/proc/{pid}/fd/{fd}") for fd in os.listdir(f"/proc/{pid}/fd")}
+        assert not {f"socket:[{i}]" for i in inodes} & held
+    finally:
+        target.quit()

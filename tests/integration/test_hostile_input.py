@@ -171,7 +171,7 @@ NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
                                ("corrupt file header",)),
     "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
     "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
-    "newer version": (lambda: header(version=7) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "newer version": (lambda: header(version=8) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
     "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
     "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
     "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 7) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v7 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 8) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v8 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)
@@ -310,7 +310,7 @@ CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {
     "counter count past the frame": (b"\x10" + varint(1 << 40) + varint(1) * 4, "exceeds the frame"),
     "realloc with an unknown function": (THREAD + b"\x04\x63" + zz(1) + zz(1) + varint(1) + zz(1) + varint(1) +
                                          zz(0), "unknown function"),
-    "recording flag 7": (b"\x0f" + zz(1) + b"\x07", "neither 0 nor 1"),
+    "recording source 4": (b"\x0f" + zz(1) + bytes([1 | 4 << 1]), "a Recording record names an unknown source"),
 }
 
 
@@ -450,6 +450,36 @@ def test_a_crafted_dump_whose_last_record_is_exec_ended_by_exec(build, memrec_cl
     info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
     assert (info["format_version"], info["clean_end"], info["counts"]["alloc"]) == (6, False, 1)
     assert (info["ended_by_exec"], info["exec_path"]) == ((False, None) if failed else (True, "/bin/true"))
+
+
+# --- version 7: markers and the source of a pause (FORMAT.md, "Recording", "Marker") ---
+
+
+def test_a_crafted_version_6_dump_reads_its_pauses_as_the_signals(build, memrec_cli, tmp_path):
+    # given a version 6 dump paused and resumed (flags 0 and 1, all version 6 wrote)
+    data = header(version=6) + frame(b"\x00" + THREAD + b"\x0f" + zz(1) + b"\x00" + b"\x0f" + zz(1) + b"\x01" + END)
+    info = json.loads(read_as(build, ["info", "--json"], tmp_path, data).stdout)
+    # then each is the signal's, and there are no markers
+    assert [(r["on"], r["source"]) for r in info["recording"]] == [(False, "signal"), (True, "signal")]
+    assert info["markers"] == []
+
+
+def test_a_crafted_version_7_dump_lists_hostile_marker_labels_as_valid_json(build, memrec_cli, tmp_path):
+    # given a version 7 dump: stopped by ctl, a marker whose label holds a
+    # control character and a byte that is not UTF-8, resumed by ctl
+    label = b"load\x01\xffend"
+    records = (THREAD + b"\x0f" + zz(1) + bytes([0 | 1 << 1]) + b"\x13" + zz(1) + b"\x02" + string(label)
+               + b"\x0f" + zz(1) + bytes([1 | 1 << 1]) + END)
+    data = header(version=7) + frame(b"\x00" + records)
+    run = read_as(build, ["report", "--json"], tmp_path, data)
+    assert run.returncode == EXIT_OK, run.describe()
+    rep = json.loads(run.stdout)["processes"][0]["report"]
+    assert [(r["on"], r["source"]) for r in rep["recording"]] == [(False, "ctl"), (True, "ctl")]
+    assert [(m["label"], m["source"]) for m in rep["markers"]] == [("load\x01\ufffdend", "api")]
+    # and a source past the last is a corrupt frame
+    bad = header(version=7) + frame(b"\x00" + THREAD + b"\x13" + zz(1) + b"\x09" + string(b"x") + END)
+    run = read_as(build, ["info"], tmp_path, bad)
+    assert run.returncode == 2 and "a Marker record names an unknown source" in run.stderr, run.describe()
 
 
 V3_CORRUPT_FRAMES: dict[str, tuple[bytes, str]] = {

@@ -40,6 +40,7 @@ def test_signal_pauses_and_resumes_recording(record, only_dump, leaks_by_functio
     assert_leaks(leaks_by_function(dump), pick("leak_on1", "leak_on2", "leak_on3"))
     # and the pauses are in the dump
     assert [r["on"] for r in dump["recording"]] == [False, True, False, True]
+    assert [r["source"] for r in dump["recording"]] == ["signal"] * 4
     assert dump["counts"]["recording_toggles"] == 4
     times = [r["time_ns"] for r in dump["recording"]]
     assert times == sorted(times)
@@ -59,6 +60,8 @@ def test_start_disabled_records_only_after_the_first_signal(record, only_dump, l
     states = [r["on"] for r in dump["recording"]]
     assert states[-4:] == [True, False, True, False]
     assert states[:-4] in ([], [False])
+    # the initial pause noted as the recorder's own start, the others as the signal's
+    assert [r["source"] for r in dump["recording"]] == ["start"] * len(states[:-4]) + ["signal"] * 4
 
 
 def test_signal_none_leaves_the_signal_to_the_program(record, run_plain, only_dump, leaks_by_function):

@@ -80,7 +80,8 @@ TEST_SUITE("analyzer/info_report") {
     const DumpBuilder b = leaky_dump(true);
     const json j = info_of(b.bytes());
     CHECK(j["file"] == "leaky.dat");
-    CHECK(j["format_version"] == 6);
+    CHECK(j["format_version"] == 7);
+    CHECK(j["markers"] == json::array());
     CHECK(j["file_bytes"] == b.bytes().size());
     CHECK(j["frames"] == 2);
     CHECK(j["clean_end"] == true);
@@ -112,7 +113,7 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(j["modules"][0]["build_id"] == "ab01");
     CHECK(j["modules"][1]["unload_gen"] == 3);
     CHECK(j["modules"][0]["unload_gen"].is_null());
-    CHECK(j["recording"] == json::array({json{{"time_ns", kT0 + 35}, {"on", false}}}));
+    CHECK(j["recording"] == json::array({json{{"time_ns", kT0 + 35}, {"on", false}, {"source", "signal"}}}));
 
     CHECK(j["heap"]["live_bytes"] == 3 * 4242 + 100);
     CHECK(j["heap"]["live_count"] == 4);

@@ -290,7 +290,7 @@ class Reencoder final : public reader::RecordVisitor {
   void on_thread_name(const reader::ThreadNameRecord& r) override { REQUIRE(e_.thread_name(r.tid, r.name)); }
   void on_thread_exit(const reader::ThreadExitRecord& r) override { REQUIRE(e_.thread_exit(r.tid, r.time_ns)); }
   void on_rss(const reader::RssRecord& r) override { REQUIRE(e_.rss(r.time_ns, r.rss_bytes)); }
-  void on_recording(const reader::RecordingRecord& r) override { REQUIRE(e_.recording(r.time_ns, r.on)); }
+  void on_recording(const reader::RecordingRecord& r) override { REQUIRE(e_.recording(r.time_ns, r.on, r.source)); }
   void on_counters(const reader::CountersRecord& r) override {
     std::vector<format::CounterValue> values;
     for (const auto& [key, value] : r.values) values.push_back({static_cast<format::Counter>(key), value});
@@ -298,6 +298,7 @@ class Reencoder final : public reader::RecordVisitor {
   }
   void on_end(const reader::EndRecord& r) override { REQUIRE(e_.end(r.time_ns)); }
   void on_exec(const reader::ExecRecord& r) override { REQUIRE(e_.exec(r.time_ns, r.error, r.path)); }
+  void on_marker(const reader::MarkerRecord& r) override { REQUIRE(e_.marker(r.time_ns, r.source, r.label)); }
 
  private:
   std::vector<std::byte> buf_;

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -176,6 +177,75 @@ TEST_SUITE("format/record_encoder") {
     CHECK(c.facts.ended_by_exec());
     CHECK(c.facts.ended());
     CHECK(c.facts.exec_path == "/usr/bin/true");
+  }
+
+  TEST_CASE("markers and the source of every start and stop round-trip") {
+    const std::string longest(format::kMaxMarkerLabelBytes, 'x');
+    DumpBuilder b;
+    b.frame([&](format::RecordEncoder& e) {
+      REQUIRE(e.recording(10, false, format::Source::kStart));
+      REQUIRE(e.marker(20, format::Source::kApi, "warmup-done"));
+      REQUIRE(e.recording(30, true, format::Source::kCtl));
+      REQUIRE(e.marker(kMax, format::Source::kCtl, longest));
+      REQUIRE(e.marker(0, format::Source::kApi, ""));
+      REQUIRE(e.recording(40, false, format::Source::kApi));
+      REQUIRE(e.recording(50, true, format::Source::kSignal));
+    });
+    const DumpContents c = read_back(b);
+    REQUIRE(c.records.size() == 7);
+    CHECK_FALSE(at<RecordingRecord>(c, 0).on);
+    CHECK(at<RecordingRecord>(c, 0).source == format::Source::kStart);
+    CHECK(at<MarkerRecord>(c, 1).time_ns == 20);
+    CHECK(at<MarkerRecord>(c, 1).source == format::Source::kApi);
+    CHECK(at<MarkerRecord>(c, 1).label == "warmup-done");
+    CHECK(at<RecordingRecord>(c, 2).on);
+    CHECK(at<RecordingRecord>(c, 2).source == format::Source::kCtl);
+    CHECK(at<MarkerRecord>(c, 3).time_ns == kMax);
+    CHECK(at<MarkerRecord>(c, 3).label == longest);
+    CHECK(at<MarkerRecord>(c, 4).time_ns == 0);
+    CHECK(at<MarkerRecord>(c, 4).label.empty());
+    CHECK(at<RecordingRecord>(c, 5).source == format::Source::kApi);
+    CHECK(at<RecordingRecord>(c, 6).on);
+    CHECK(at<RecordingRecord>(c, 6).source == format::Source::kSignal);
+  }
+
+  TEST_CASE("a version 6 dump still reads: its pauses and resumes came from the signal") {
+    DumpBuilder b;
+    b.frame([](format::RecordEncoder& e) {
+      REQUIRE(e.recording(1, false));  // the byte version 6 wrote: 0 or 1
+      REQUIRE(e.recording(2, true));
+    });
+    auto bytes = b.bytes();
+    bytes[8] = std::byte{6};
+    auto dump = open_dump(MappedFile::from_bytes(bytes, "v6.dat"));
+    REQUIRE(dump.ok());
+    CHECK(dump->header.version == 6);
+    auto all = read_all(*dump);
+    REQUIRE(all.ok());
+    const DumpContents& c = *all;
+    REQUIRE(c.records.size() == 2);
+    CHECK_FALSE(at<RecordingRecord>(c, 0).on);
+    CHECK(at<RecordingRecord>(c, 0).source == format::Source::kSignal);
+    CHECK(at<RecordingRecord>(c, 1).on);
+  }
+
+  TEST_CASE("a Recording or Marker record naming an unknown source is corrupt") {
+    for (const std::uint8_t tag : {std::uint8_t{0x0f}, std::uint8_t{0x13}}) {
+      CAPTURE(tag);
+      DumpBuilder b(memrec::testing::sample_header(), memrec::testing::FrameLayout::kRecords);
+      b.frame([&](format::RecordEncoder& e) {
+        if (tag == 0x0f) {
+          REQUIRE(e.recording(1, true, static_cast<format::Source>(format::kSourceCount)));
+        } else {
+          REQUIRE(e.marker(1, static_cast<format::Source>(format::kSourceCount), "x"));
+        }
+      });
+      auto dump = open_dump(MappedFile::from_bytes(b.bytes(), "bad.dat"));
+      REQUIRE(dump.ok());
+      const auto all = read_all(*dump);
+      REQUIRE_FALSE(all.ok());
+      CHECK(all.error().message.find("names an unknown source") != std::string::npos);
+    }
   }
 
   TEST_CASE("a dump whose last exec failed did not end by exec: End, or nothing, follows") {

@@ -137,4 +137,27 @@ TEST_SUITE("preload/order_stamp") {
     g_stamp.fetch_add(1'000'000);
     CHECK(publish_tick() > tick + 1'000'000);
   }
+  TEST_CASE("a marker's stamp is after a lone thread's earlier events and before its later ones") {
+    set_state(1);
+    const std::uint64_t tick = publish_tick();
+    const std::uint64_t before = order_stamp();
+    const std::uint64_t marker = unique_stamp();
+    const std::uint64_t after = order_stamp();  // the same tick: no writer cycle between
+    CHECK(before == tick);
+    CHECK(before < marker);
+    CHECK(marker < after);
+    // A second marker at once is unique too, and another thread's next stamp sorts after both.
+    const std::uint64_t second = unique_stamp();
+    CHECK(after < second);
+    CHECK(stamp_of_a_second_thread() > second + 1);
+  }
+
+  TEST_CASE("a marker's stamp is unique among threads sharing the counter") {
+    set_state(2);
+    const std::uint64_t a = order_stamp();
+    const std::uint64_t m = unique_stamp();
+    const std::uint64_t b = order_stamp();
+    CHECK(a < m);
+    CHECK(m < b);
+  }
 }

@@ -62,7 +62,7 @@ TEST_SUITE("reader/record_decoder") {
   }
 
   TEST_CASE("unknown tags are corrupt, including alloc tags past the last function") {
-    for (std::uint8_t tag : {0x00, 0x02, 0x13, 0x29, 0x2f, 0x30, 0xff}) {
+    for (std::uint8_t tag : {0x00, 0x02, 0x14, 0x29, 0x2f, 0x30, 0xff}) {
       CAPTURE(tag);
       check_corrupt({std::byte{tag}}, "unknown record tag");
     }
@@ -187,8 +187,8 @@ TEST_SUITE("reader/record_decoder") {
     Payload recording;
     recording.w.u8(0x0f);
     recording.w.varint(0);
-    recording.w.u8(2);
-    check_corrupt(recording.bytes(), "a Recording record's flag is neither 0 nor 1");
+    recording.w.u8(1 | 4 << 1);  // on, source 4: past the last
+    check_corrupt(recording.bytes(), "a Recording record names an unknown source");
   }
 
   TEST_CASE("random payloads never crash the decoder") {

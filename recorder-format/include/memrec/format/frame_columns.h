@@ -260,6 +260,11 @@ inline bool skip_body(std::uint8_t tag, RecordCursor& in) {
       in.varint();
       in.skip(in.varint());
       return true;
+    case Tag::kMarker:
+      in.varint();
+      in.u8();
+      in.skip(in.varint());
+      return true;
     default:
       return false;
   }

@@ -226,11 +226,20 @@ class RecordEncoder {
       w.varint(rss_bytes);
     });
   }
-  bool recording(std::uint64_t time_ns, bool on) {
+  // The flag byte: bit 0 on, the source above it (version 7).
+  bool recording(std::uint64_t time_ns, bool on, Source source = Source::kSignal) {
     return record([&](ByteWriter& w, DeltaState& s) {
       tag(w, Tag::kRecording);
       put_time(w, s, time_ns);
-      w.u8(on ? 1 : 0);
+      w.u8(static_cast<std::uint8_t>((on ? 1 : 0) | static_cast<std::uint8_t>(source) << 1));
+    });
+  }
+  bool marker(std::uint64_t time_ns, Source source, std::string_view label) {
+    return record([&](ByteWriter& w, DeltaState& s) {
+      tag(w, Tag::kMarker);
+      put_time(w, s, time_ns);
+      w.u8(static_cast<std::uint8_t>(source));
+      w.string(label);
     });
   }
   bool counters(std::span<const CounterValue> values) {

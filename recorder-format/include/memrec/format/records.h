@@ -10,7 +10,7 @@
 namespace memrec::format {
 
 inline constexpr std::array<char, 8> kFileMagic = {'M', 'E', 'M', 'R', 'E', 'C', 'D', 'T'};
-inline constexpr std::uint16_t kFormatVersion = 6;
+inline constexpr std::uint16_t kFormatVersion = 7;
 inline constexpr std::size_t kFileHeaderPrefixBytes = 16;  // magic, version, reserved, body length
 
 // Every frame starts with "MRFZ", then u32 LE compressed and decompressed sizes.
@@ -37,10 +37,11 @@ enum class Tag : std::uint8_t {
   kThreadName = 0x0c,    // varint tid, string name
   kThreadExit = 0x0d,    // varint tid, zz dt
   kRss = 0x0e,           // zz dt, varint rss_bytes
-  kRecording = 0x0f,     // zz dt, u8 on
+  kRecording = 0x0f,     // zz dt, u8 on | source << 1 (version 7: the source)
   kCounters = 0x10,      // varint n, n x (varint key, varint value)
   kEnd = 0x11,           // zz dt: the clean end; nothing follows it
   kExec = 0x12,          // zz dt, varint error, string path: about to exec path (0), or that exec failed (errno)
+  kMarker = 0x13,        // zz dt, u8 source, string label (version 7)
   kAllocBase = 0x20,     // 0x20 | AllocFn: zz dt, zz daddr, varint size, zz dstack
 };
 inline constexpr std::uint8_t kAllocTagMask = 0xf0;
@@ -66,6 +67,27 @@ constexpr std::string_view alloc_fn_name(AllocFn fn) {
   const auto i = static_cast<std::uint8_t>(fn);
   return i < names.size() ? names[i] : std::string_view{"unknown"};
 }
+
+// Who started or stopped the recording, or set a marker (version 7). A
+// Recording record of an older version reads as kSignal: the toggle signal
+// was the only way then.
+enum class Source : std::uint8_t {
+  kSignal = 0,  // the toggle signal (MEMREC_SIGNAL, SIGUSR1 by default)
+  kCtl = 1,     // `memrec ctl` through the control socket
+  kApi = 2,     // the program called memrec_mark()
+  kStart = 3,   // the recording began paused: MEMREC_START_DISABLED, or the fork child of a paused process
+};
+inline constexpr std::uint8_t kSourceCount = 4;
+
+constexpr std::string_view source_name(Source s) {
+  constexpr std::array<std::string_view, kSourceCount> names = {"signal", "ctl", "api", "start"};
+  const auto i = static_cast<std::uint8_t>(s);
+  return i < names.size() ? names[i] : std::string_view{"unknown"};
+}
+
+// The longest marker label the recorder writes; memrec_mark() cuts longer
+// ones (FORMAT.md, "Marker").
+inline constexpr std::size_t kMaxMarkerLabelBytes = 255;
 
 // Stack record flag bits.
 inline constexpr std::uint8_t kStackTruncated = 0x01;  // deeper than the recorder's max depth
@@ -100,6 +122,7 @@ enum class Counter : std::uint8_t {
   kForeignMalloc = 16,  // the address of the malloc the program calls, when it is not the recorder's
   kToggleTakenNs = 17,  // when the recorder found its toggle signal's handler replaced by the program's
   kToggleChained = 18,  // toggle signals that reached the recorder through the program's handler
+  kMarkersLost = 19,    // memrec_mark() calls not recorded: made inside a hook (a signal handler), or no ring
 };
 
 }  // namespace memrec::format

@@ -117,6 +117,12 @@ struct RssRecord {
 struct RecordingRecord {
   std::uint64_t time_ns = 0;
   bool on = false;
+  format::Source source = format::Source::kSignal;  // before version 7, always kSignal
+};
+struct MarkerRecord {
+  std::uint64_t time_ns = 0;
+  format::Source source = format::Source::kApi;
+  std::string label;
 };
 struct CountersRecord {
   std::vector<std::pair<std::uint64_t, std::uint64_t>> values;  // key, value; unknown keys kept
@@ -133,7 +139,7 @@ struct ExecRecord {
 using Record =
     std::variant<ThreadRecord, AllocRecord, FreeRecord, ReallocRecord, MmapRecord, MunmapRecord, MremapRecord,
                  StackRecord, ModuleLoadRecord, ModuleUnloadRecord, ThreadStartRecord, ThreadNameRecord,
-                 ThreadExitRecord, RssRecord, RecordingRecord, CountersRecord, EndRecord, ExecRecord>;
+                 ThreadExitRecord, RssRecord, RecordingRecord, CountersRecord, EndRecord, ExecRecord, MarkerRecord>;
 
 // Receives a frame's records in file order. Override what you need; the
 // rest are ignored. References are valid only during the call.
@@ -158,6 +164,7 @@ class RecordVisitor {
   virtual void on_counters(const CountersRecord&) {}
   virtual void on_end(const EndRecord&) {}
   virtual void on_exec(const ExecRecord&) {}
+  virtual void on_marker(const MarkerRecord&) {}
 };
 
 }  // namespace memrec::reader
