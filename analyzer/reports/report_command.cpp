@@ -54,7 +54,14 @@ Result<std::optional<std::uint64_t>> parse_warmup(const ReportOptions& o) {
   return std::optional<std::uint64_t>(*t);
 }
 
+// As given: times or marks, resolved per dump (resolved_span).
 struct RetainedSpan {
+  TimePoint from;
+  TimePoint to;
+  std::optional<TimePoint> at;
+};
+
+struct ResolvedSpan {
   std::uint64_t from_ns = 0;
   std::uint64_t to_ns = 0;
   std::optional<std::uint64_t> at_ns;
@@ -70,22 +77,42 @@ Result<std::optional<RetainedSpan>> parse_retained(const ReportOptions& o) {
     return Error{ErrorCode::kUsage, "report: --retained takes a span FROM..TO (1s..5s), not '" + *o.retained + "'"};
   }
   RetainedSpan span;
-  const std::pair<std::string_view, std::uint64_t*> ends[] = {
-      {std::string_view(*o.retained).substr(0, dots), &span.from_ns},
-      {std::string_view(*o.retained).substr(dots + 2), &span.to_ns}};
+  const std::pair<std::string_view, TimePoint*> ends[] = {{std::string_view(*o.retained).substr(0, dots), &span.from},
+                                                          {std::string_view(*o.retained).substr(dots + 2), &span.to}};
   for (const auto& [text, into] : ends) {
-    auto t = parse_time_spec(text);
+    auto t = parse_time_point(text);
     if (!t) return Error{ErrorCode::kUsage, "report: --retained " + t.error().message};
     *into = *t;
   }
-  if (span.to_ns < span.from_ns) return Error{ErrorCode::kUsage, "report: --retained ends before it starts"};
   if (o.at) {
-    auto t = parse_time_spec(*o.at);
+    auto t = parse_time_point(*o.at);
     if (!t) return Error{ErrorCode::kUsage, "report: --at " + t.error().message};
-    if (*t < span.from_ns) return Error{ErrorCode::kUsage, "report: --at is before the --retained span starts"};
-    span.at_ns = *t;
+    span.at = *t;
   }
   return std::optional<RetainedSpan>(span);
+}
+
+// The span's marks resolved against one dump's markers, then checked.
+Result<ResolvedSpan> resolved_span(const RetainedSpan& span, const HeapReport& r) {
+  const auto ns = [&](const TimePoint& p) -> Result<std::uint64_t> {
+    if (!p.mark) return p.ns;
+    return resolve_mark(*p.mark, r.dump.markers, r.dump.header.start_mono_ns, r.dump.path);
+  };
+  ResolvedSpan out;
+  const auto from = ns(span.from);
+  if (!from) return from.error();
+  const auto to = ns(span.to);
+  if (!to) return to.error();
+  out.from_ns = *from;
+  out.to_ns = *to;
+  if (out.to_ns < out.from_ns) return Error{ErrorCode::kUsage, "report: --retained ends before it starts"};
+  if (span.at) {
+    const auto at = ns(*span.at);
+    if (!at) return at.error();
+    if (*at < out.from_ns) return Error{ErrorCode::kUsage, "report: --at is before the --retained span starts"};
+    out.at_ns = *at;
+  }
+  return out;
 }
 
 }  // namespace
@@ -124,7 +151,17 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
     }
     if (options.raw_frames) use_raw_frames(report->sites);
     if (options.group_by_label) report->sites = group_by_label(report->sites);
-    if (options.growth || *retained) {
+    std::optional<ResolvedSpan> span;
+    if (const auto& given = *retained) {
+      auto resolved = resolved_span(*given, *report);
+      if (!resolved) {
+        err << "memrec: " << resolved.error().message << "\n";
+        status = std::max(status, exit_code_of(resolved.error()));
+        continue;
+      }
+      span = *resolved;
+    }
+    if (options.growth || span) {
       ProgressBar second(stderr, options.progress, "indexing the allocations of " + path,
                          ProgressBar::style_for(STDERR_FILENO));
       load.progress = [&second](std::size_t done, std::size_t total) { second.update(done, total); };
@@ -135,8 +172,7 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
         continue;
       }
       if (options.growth) report->growth = rank_growth(*report, *table, *warmup);
-      if (const auto& span = *retained)
-        report->retained = rank_retained(*report, *table, span->from_ns, span->to_ns, span->at_ns);
+      if (span) report->retained = rank_retained(*report, *table, span->from_ns, span->to_ns, span->at_ns);
     }
     reports.push_back(std::move(*report));
   }

@@ -64,3 +64,18 @@ def test_retained_usage_errors(build, record):
                           (["--retained", "soon..2s"], "--retained")):
         bad = support.memrec_raw(build, ["report", *args, run.dats[0]])
         assert bad.returncode == 1 and message in bad.stderr, bad.describe()
+
+
+def test_retained_between_markers_is_the_phase_the_program_kept(build, record):
+    # given marker_phases: 10 x 1000, marker a, 7 x 3000, marker b, 5 x 5000, marker b again; all kept
+    run = record("marker_phases")
+    assert run.returncode == 0 and "memrec_mark found" in run.stdout, run.describe()
+    # when asked what was allocated between the markers and is still live at the last one
+    rep = support.only_process(support.report(build, run.dats[0],
+                                              args=["--retained", "mark:a..mark:b", "--at", "mark:b#2"]))
+    # then it is exactly phase two
+    assert retained_by_function(build, rep) == {"phase_two": (21000, 7)}
+    assert (rep["retained"]["bytes"], rep["retained"]["count"]) == (21000, 7)
+    # and an unknown marker is a usage error naming the dump's labels
+    bad = support.memrec_raw(build, ["report", "--retained", "mark:a..mark:nope", run.dats[0]])
+    assert bad.returncode == 1 and "nope" in bad.stderr, bad.describe()
