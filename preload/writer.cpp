@@ -607,8 +607,8 @@ void put_marker_event(const ThreadBuffer& b, const RawEvent& e, std::uint64_t at
     std::memcpy(label + (i - 1) * sizeof(RingSlot), &b.slots[(at + i) & mask], sizeof(RingSlot));
   }
   const auto source = static_cast<format::Source>(e.fn);
+  // Not in the frame's note, which is of heap and mapping events only (FORMAT.md "Frames").
   put_record([&](format::RecordEncoder& enc) { return enc.marker(e.time_ns, source, std::string_view(label, bytes)); });
-  g_w.frame_earliest_ns = std::min(g_w.frame_earliest_ns, e.time_ns);
 }
 
 // ---- one cycle ----------------------------------------------------------
@@ -1307,7 +1307,6 @@ std::uint64_t writer_control_stamp() {
 void writer_put_marker(format::Source source, std::string_view label) {
   const std::uint64_t t = writer_control_stamp();
   put_record([&](format::RecordEncoder& enc) { return enc.marker(t, source, label); });
-  g_w.frame_earliest_ns = std::min(g_w.frame_earliest_ns, t);
 }
 
 const char* writer_dump_path() { return g_w.path; }

@@ -464,10 +464,11 @@ class Driven:
     """ctl_target (under the preload unless preload=False), driven line by
     line through its stdin; its dumps go to a fresh directory, `out_dir`."""
 
-    def __init__(self, build, tmp_path, preload=True):
+    def __init__(self, build, tmp_path, preload=True, env=None):
         self.build = build
         self.out_dir = fresh_dir(tmp_path, "memrec-out")
         extra = {"LD_PRELOAD": str(build.preload), "MEMREC_OUTPUT": str(self.out_dir / "%e.%p.dat")} if preload else {}
+        extra.update(env or {})
         self.argv = [str(build.program("ctl_target"))]
         self.proc = start(self.argv, clean_env(extra), cwd=self.out_dir, stdin=subprocess.PIPE)
 

@@ -34,6 +34,7 @@ class Installed:
     memrec: Path
     preload: Path
     man_page: Path
+    mark_header: Path  # memrec/mark.h: memrec_mark() for programs
     doc_dir: Path
     output: str    # what scripts/install-into printed
 
@@ -47,7 +48,7 @@ def build_options(build_root: Path) -> dict[str, str]:
     out = subprocess.run(["meson", "introspect", "--buildoptions", str(build_root)],
                          capture_output=True, text=True, check=True).stdout
     return {o["name"]: o["value"] for o in json.loads(out) if o["name"] in (
-        "prefix", "bindir", "libdir", "mandir", "datadir")}
+        "prefix", "bindir", "libdir", "mandir", "datadir", "includedir")}
 
 
 def under(dest: Path, path: str) -> Path:
@@ -74,17 +75,18 @@ def installed(build, tmp_path_factory) -> Installed:
         memrec=prefix / opts["bindir"] / "memrec",
         preload=prefix / opts["libdir"] / "memrec" / "libmemrec.so",
         man_page=prefix / opts["mandir"] / "man1" / "memrec.1",
+        mark_header=prefix / opts["includedir"] / "memrec" / "mark.h",
         doc_dir=prefix / opts["datadir"] / "doc" / "memrec",
         output=result.stdout,
     )
 
 
-def test_install_puts_exactly_memrec_the_preload_the_man_page_and_the_docs_under_destdir(installed):
+def test_install_puts_exactly_memrec_the_preload_its_header_the_man_page_and_the_docs_under_destdir(installed):
     # given scripts/install-into DESTDIR (the fixture)
     # then these files, and no test program or example, are installed
     files = {p.relative_to(installed.dest) for p in installed.dest.rglob("*") if not p.is_dir()}
     docs = {installed.doc_dir / name for name in ("README.md", "reference.md", "analyzer.md", "exports.md", "api.md")}
-    want = {installed.memrec, installed.preload, installed.man_page, *docs}
+    want = {installed.memrec, installed.preload, installed.man_page, installed.mark_header, *docs}
     assert files == {p.relative_to(installed.dest) for p in want}, installed.output
     assert os.access(installed.memrec, os.X_OK)
     # and the script listed each of them
@@ -269,3 +271,27 @@ def test_dockerfile_ld_preload_reaches_the_installed_preload(installed, tmp_path
     (dat,) = out.glob("*.dat")
     info = json.loads(run([installed.memrec, "info", "--json", dat]).stdout)
     assert [m["path"] for m in info["modules"] if "libmemrec" in m["path"]] == [str(installed.preload)]
+
+
+def test_the_installed_header_builds_a_program_that_runs_with_and_without_memrec(installed, tmp_path):
+    # given a C program that looks memrec_mark up through the installed header
+    source = tmp_path / "marks.c"
+    source.write_text('#include <dlfcn.h>\n#include <stdio.h>\n#include <memrec/mark.h>\n'
+                      'int main(void) {\n'
+                      '  memrec_mark_fn mark = (memrec_mark_fn)dlsym(RTLD_DEFAULT, MEMREC_MARK_SYMBOL);\n'
+                      '  if (mark != NULL) mark("ready");\n'
+                      '  puts(mark != NULL ? "found" : "absent");\n'
+                      '  return 0;\n}\n')
+    exe = tmp_path / "marks"
+    cc = run(["cc", "-std=c11", "-Wall", "-Werror", "-I", installed.mark_header.parent.parent, source, "-o", exe, "-ldl"])
+    assert cc.returncode == 0, cc.describe()
+    # then it runs without memrec, and under the installed preload it sets its marker
+    plain = run([exe])
+    assert (plain.returncode, plain.stdout) == (0, "absent\n"), plain.describe()
+    out = tmp_path / "out"
+    out.mkdir()
+    env = clean_env({"LD_PRELOAD": str(installed.preload), "MEMREC_OUTPUT": str(out / "%p.dat")})
+    recorded = run([exe], env=env)
+    assert (recorded.returncode, recorded.stdout) == (0, "found\n"), recorded.describe()
+    info = run([installed.memrec, "info", "--json", *out.iterdir()])
+    assert info.returncode == 0 and '"ready"' in info.stdout, info.describe()

@@ -7,6 +7,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -144,6 +145,24 @@ def test_ctl_stops_starts_and_marks_a_program_that_owns_sigusr1(build, tmp_path)
     after = only_process(support.report(build, run.dats[0], args=["--from", "mark:load test end"]))
     assert {f: v for f, v in _allocated_by_function(build, after).items() if f and f.startswith("alloc_")} == {
         "alloc_marked": (1, 4444)}
+
+
+def test_a_marker_that_opens_a_frame_leaves_the_dump_readable(build, tmp_path):
+    # given ctl_target flushing every 20 ms, idle after its warm-up, so the
+    # next frame starts with a marker, before any heap event
+    target = support.Driven(build, tmp_path, env={"MEMREC_FLUSH_INTERVAL_MS": "20"})
+    try:
+        pid, _ = target.listening()
+        time.sleep(0.2)
+        assert support.ctl(build, "mark", pid, "idle").stdout == "ok: marked idle\n"
+        target.send("run first")
+    finally:
+        run = target.quit()
+    assert run.returncode == 0, run.describe()
+    # then the dump reads whole (a frame's note is of its heap events only), the marker before the block
+    rep = only_process(support.report(build, run.dats[0], args=["--from", "mark:idle"]))
+    assert {f: v for f, v in _allocated_by_function(build, rep).items() if f and f.startswith("alloc_")} == {
+        "alloc_first": (1, 1111)}
 
 
 def test_ctl_refuses_bad_commands_with_usage_errors(build):
