@@ -175,20 +175,6 @@ Listing list_sites(const HeapReport& r, std::size_t top) {
   return l;
 }
 
-// The recording's pauses and resumes and the markers, times from the start.
-nlohmann::json instants_json(const HeapReport& r) {
-  const std::uint64_t start = r.dump.header.start_mono_ns;
-  const auto since = [start](std::uint64_t t) { return t - std::min(t, start); };
-  json recording = json::array();
-  for (const reader::RecordingRecord& t : r.dump.recording) {
-    recording.push_back({{"time_ns", since(t.time_ns)}, {"on", t.on}, {"source", format::source_name(t.source)}});
-  }
-  json markers = json::array();
-  for (const reader::MarkerRecord& m : r.dump.markers) {
-    markers.push_back({{"time_ns", since(m.time_ns)}, {"label", m.label}, {"source", format::source_name(m.source)}});
-  }
-  return {{"recording", recording}, {"markers", markers}};
-}
 
 // One process's "report": its figures, then the tables the rankings point
 // into, frames before the sites that use them, so a reader that streams the
@@ -323,6 +309,21 @@ bool write_report_json(std::ostream& out, const std::vector<HeapReport>& reports
   w.end_array();
   w.end_object();
   return w.finish();
+}
+
+// The recording's pauses and resumes and the markers, times from the start.
+nlohmann::json instants_json(const HeapReport& r) {
+  const std::uint64_t start = r.dump.header.start_mono_ns;
+  const auto since = [start](std::uint64_t t) { return t - std::min(t, start); };
+  json recording = json::array();
+  for (const reader::RecordingRecord& t : r.dump.recording) {
+    recording.push_back({{"time_ns", since(t.time_ns)}, {"on", t.on}, {"source", format::source_name(t.source)}});
+  }
+  json markers = json::array();
+  for (const reader::MarkerRecord& m : r.dump.markers) {
+    markers.push_back({{"time_ns", since(m.time_ns)}, {"label", m.label}, {"source", format::source_name(m.source)}});
+  }
+  return {{"recording", recording}, {"markers", markers}};
 }
 
 }  // namespace memrec::analyzer

@@ -38,6 +38,9 @@ struct WindowedFigures {
 WindowedFigures windowed_figures(const HeapReport& report);
 // A report's figures, without its call sites, with `figures` for the window.
 nlohmann::json report_figures_json(const HeapReport& report, const WindowedFigures& figures);
+// The recording's pauses and resumes and the markers, times from the dump's
+// start: {"recording": [...], "markers": [{time_ns, label, source}]}.
+nlohmann::json instants_json(const HeapReport& report);
 // The window's size and lifetime classes (docs/analyzer.md, "Histograms").
 nlohmann::json histograms_json(const Histograms& histograms);
 // One frame of a call site, and a site's figures without its frames: the

@@ -117,6 +117,16 @@ json flame_json(const Flame& tree, std::uint32_t at, std::uint64_t min_value, st
   return node;
 }
 
+// The markers in the window, times relative to the start, as the summary lists them.
+json markers_within(const ViewDump& d, const TimeWindow& w) {
+  json out = json::array();
+  for (const json& m : instants_json(d.report)["markers"]) {
+    const std::uint64_t t = d.start_ns() + m["time_ns"].get<std::uint64_t>();
+    if (t >= w.from_ns && t <= w.to_ns) out.push_back(m);
+  }
+  return out;
+}
+
 // Periods with recording on, clipped to the window, relative to the start.
 json recording_periods(const ViewDump& d, const TimeWindow& w) {
   const auto& toggles = d.report.dump.recording;
@@ -205,6 +215,8 @@ ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const Pa
   for (const auto& [key, value] : r.dump.facts.counters) counters[counter_name(key)] = value;
   body["counters"] = std::move(counters);
   body["range"] = range_json(d, w);
+  // Every marker, also outside the range: the page resolves `mark:LABEL` in its links with them.
+  body["markers"] = std::move(instants_json(r)["markers"]);
   return ok(std::move(body));
 }
 
@@ -241,6 +253,7 @@ json timeline_json(const ViewDump& d, const TimeWindow& w, std::uint64_t width,
           {"temporary_count", std::move(temporary)},
           {"rss_bytes", std::move(rss)},
           {"recording", recording_periods(d, w)},
+          {"markers", markers_within(d, w)},
           {"range", range_json(d, w)}};
 }
 

@@ -11,6 +11,7 @@ import { renderMaps } from './maps.js';
 import { buildingNote, duration, el, fill } from './format.js';
 import { renderOverview } from './overview.js';
 import { renderSites } from './sites.js';
+import { markValues, resolveMark } from './markers.js';
 import { hasRange, navigate, readState, viewHash } from './state.js';
 
 const VIEWS = {
@@ -100,13 +101,27 @@ function updateChrome(state) {
   downloadLinks(document.getElementById('downloads'), state, dumps.dumps);
 }
 
+// A link's `mark:LABEL` in from, to or at becomes the marker's ns (the
+// dump's summary lists them), in place, so every view reads plain times.
+async function resolveMarks() {
+  const marks = markValues(location.hash);
+  if (Object.keys(marks).length === 0) return;
+  const query = new URLSearchParams(location.hash.split('?')[1] ?? '');
+  const dump = query.get('dump') ?? String(processTree(dumps.dumps)[0]?.dump.id ?? 0);
+  const { markers } = await api.summary(dump, {});
+  for (const [key, label] of Object.entries(marks)) query.set(key, String(resolveMark(label, markers ?? [])));
+  history.replaceState(null, '', `${location.hash.split('?')[0]}?${query}`);
+}
+
 async function render() {
   const mine = ++generation;
-  const state = readState();
+  let state = readState();
   status.textContent = 'Loading…';
   root.setAttribute('aria-busy', 'true');
   try {
     if (!dumps) dumps = await api.dumps();
+    await resolveMarks();
+    state = readState();
     if (!state.view) state.view = dumps.dumps.length > 1 ? 'dumps' : 'overview';
     // The root of the process tree (the program the user ran), not the first file.
     state.dump ??= String(processTree(dumps.dumps)[0]?.dump.id ?? 0);

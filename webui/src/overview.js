@@ -6,6 +6,7 @@ import { buildingNote, bytes, duration, el, fill, integer } from './format.js';
 import { histograms } from './histograms.js';
 import { instantPanel } from './instant.js';
 import { hasRange, rangeParams } from './state.js';
+import { markerList } from './markers.js';
 import { drawTimeline, offPeriods } from './timeline.js';
 import { topSites } from './top_sites.js';
 
@@ -112,6 +113,8 @@ export async function renderOverview(root, state, navigate, context) {
       onRange: (from, to) => navigate({ from: String(from), to: String(to) }),
       onInstant: (at) => navigate({ at: String(at) }),
     });
+    const markers = markerList(timeline.markers, state);
+    if (markers) root.append(markers);
     const off = offPeriods(timeline.recording, timeline.range?.from_ns ?? 0, zoomed ? Number(state.to) : endNs);
     root.append(el('p', { class: 'detail', id: 'buckets' },
       `${timeline.time_ns.length} buckets of ${duration(timeline.bucket_ns)}; the line is the heap at each bucket's end, ` +

@@ -1,8 +1,8 @@
 // The overview's charts (uPlot): heap bytes, its highest per bucket, RSS and
 // live blocks; below, allocations and frees per second, and temporary
 // allocations per second. All share a cursor.
-// Periods when recording was off are hatched, the selected range is shaded and
-// the selected instant is a line. A drag calls onRange(from_ns, to_ns), a
+// Periods when recording was off are hatched, the selected range is shaded,
+// the selected instant is a line and markers are dashed lines with their label. A drag calls onRange(from_ns, to_ns), a
 // click without a drag onInstant(at_ns); the caller puts them in the hash.
 import uPlot from '/vendor/uPlot.esm.js';
 import { bytes, duration, el, integer } from './format.js';
@@ -41,6 +41,23 @@ export function marks(marked, start, end) {
       ctx.fillRect(a, top, Math.max(1, b - a), height);
       ctx.strokeStyle = 'rgba(40,100,200,0.7)';
       ctx.strokeRect(a, top, Math.max(1, b - a), height);
+    }
+    // Markers: a dashed line each, labelled at the top (canvas text: nothing
+    // from the dump becomes markup).
+    const dpr = window.devicePixelRatio || 1;
+    for (const m of marked.markers ?? []) {
+      const mx = x(m.time_ns);
+      ctx.strokeStyle = '#6941c6';
+      ctx.lineWidth = dpr;
+      ctx.setLineDash([4 * dpr, 3 * dpr]);
+      ctx.beginPath();
+      ctx.moveTo(mx, top);
+      ctx.lineTo(mx, top + height);
+      ctx.stroke();
+      ctx.setLineDash([]);
+      ctx.fillStyle = '#6941c6';
+      ctx.font = `${11 * dpr}px sans-serif`;
+      ctx.fillText(m.label.length > 24 ? `${m.label.slice(0, 23)}…` : m.label, mx + 3 * dpr, top + 11 * dpr);
     }
     if (marked.at !== undefined) {
       ctx.strokeStyle = '#b42318';
@@ -177,7 +194,7 @@ function temporaryChart(t, ...chart) {
 // that only shows.
 export function drawTimeline(box, t, marked, endNs, handlers) {
   const width = Math.max(400, document.getElementById('view').clientWidth - 60);
-  const draw = marks({ ...marked, recording: t.recording }, t.range?.from_ns ?? 0, endNs);
+  const draw = marks({ ...marked, recording: t.recording, markers: t.markers }, t.range?.from_ns ?? 0, endNs);
   const hooks = pointerHooks(handlers);
   const sync = `memrec-${Math.random()}`;
   const rightSize = countAxisSize(t.live_count);
