@@ -175,7 +175,6 @@ Listing list_sites(const HeapReport& r, std::size_t top) {
   return l;
 }
 
-
 // One process's "report": its figures, then the tables the rankings point
 // into, frames before the sites that use them, so a reader that streams the
 // document can resolve every index when it meets it.

@@ -120,7 +120,8 @@ json flame_json(const Flame& tree, std::uint32_t at, std::uint64_t min_value, st
 // The markers in the window, times relative to the start, as the summary lists them.
 json markers_within(const ViewDump& d, const TimeWindow& w) {
   json out = json::array();
-  for (const json& m : instants_json(d.report)["markers"]) {
+  const json instants = instants_json(d.report);  // kept: a range-for would not keep it alive
+  for (const json& m : instants["markers"]) {
     const std::uint64_t t = d.start_ns() + m["time_ns"].get<std::uint64_t>();
     if (t >= w.from_ns && t <= w.to_ns) out.push_back(m);
   }
