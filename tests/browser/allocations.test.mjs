@@ -35,7 +35,9 @@ async function column(name) {
   const headers = await page.getByRole('table', { name: 'Allocations' }).getByRole('columnheader').allTextContents();
   const i = headers.findIndex((h) => h.replace(/[▲▼ ]/g, '') === name);
   assert.ok(i >= 0, `no column ${name} in ${headers}`);
-  return page.locator(`table.allocations tbody tr td:nth-child(${i + 1})`).allTextContents();
+  // Sizes read as KiB; their exact bytes are on hover.
+  const cells = page.locator(`table.allocations tbody tr td:nth-child(${i + 1})`);
+  return name === 'Size' ? cells.evaluateAll((tds) => tds.map((td) => td.title.replace(/ bytes$/, ''))) : cells.allTextContents();
 }
 
 test('the table pages on the server and keeps its page in the URL', async () => {
@@ -57,10 +59,10 @@ test('the filter form narrows by size and the server sorts by size', async () =>
   await page.waitForFunction(() => document.getElementById('alloc-page')?.textContent === '1–50 of 50');
   await page.getByRole('button', { name: 'Size' }).click();
   await page.waitForURL(/sort=size/);
-  await page.waitForFunction(() => document.querySelector('table.allocations tbody td:nth-child(3)')?.textContent === '349');
+  await page.waitForFunction(() => document.querySelector('table.allocations tbody td:nth-child(3)')?.title === '349 bytes');
   await page.getByRole('button', { name: 'Size' }).click();
   await page.waitForURL(/order=asc/);
-  await page.waitForFunction(() => document.querySelector('table.allocations tbody td:nth-child(3)')?.textContent === '300');
+  await page.waitForFunction(() => document.querySelector('table.allocations tbody td:nth-child(3)')?.title === '300 bytes');
 });
 
 test('leaked only, a thread, a site, a lifetime and an instant each narrow the table', async () => {

@@ -43,7 +43,8 @@ test('the call sites and the backtrace show the names as text', async () => {
   const cells = await row.getByRole('cell').allTextContents();
   assert.ok(cells[0].includes(LABEL), cells[0]);
   assert.ok((await row.locator('.label').getAttribute('title')).includes(FUNCTION), 'the full name on hover');
-  assert.equal(cells[2], '5,555');
+  assert.equal(cells[2], '5.42 KiB');
+  assert.equal(await row.getByRole('cell').nth(2).getAttribute('title'), '5,555 bytes');
   assert.ok(cells[1].endsWith(` · ${HOSTILE_FILE}`), `the module in ${cells[1]}`);
   await row.click();
   const backtrace = page.getByRole('list', { name: 'Backtrace, innermost first' });

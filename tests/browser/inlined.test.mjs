@@ -46,7 +46,7 @@ test('the call site\'s backtrace marks the inlined frame', async () => {
   await row.waitFor();
   const cells = await row.getByRole('cell').allTextContents();
   assert.equal(cells[0], 'inlined_alloc');
-  assert.deepEqual(cells.slice(2, 4), ['6,262', '2']);
+  assert.deepEqual(cells.slice(2, 4), ['6.12 KiB', '2']);
   await row.click();
   await page.waitForURL(/open=\d+/);
   await rendered(page);

@@ -106,7 +106,8 @@ test('the leak list shows leak_here with its exact bytes and expands to its back
   const cells = await row.getByRole('cell').allTextContents();
   assert.equal(cells[0], 'leak_here');
   assert.match(cells[1], /leak_three\.c:\d+ · leak_three$/);
-  assert.equal(cells[2], '12,726');
+  assert.equal(cells[2], '12.4 KiB');
+  assert.equal(await row.getByRole('cell').nth(2).getAttribute('title'), '12,726 bytes');
   assert.equal(cells[3], '3');
   await row.click();
   const backtrace = page.getByRole('list', { name: 'Backtrace, innermost first' });
@@ -133,8 +134,9 @@ test('an open site links to its allocations and to its frames in the flamegraph'
   await page.waitForURL(new RegExp(`#/allocations\\?dump=0&site=${id}$`));
   await rendered(page);
   await page.getByRole('table', { name: 'Allocations' }).waitFor();
-  const sizes = await page.locator('table.allocations tbody tr td:nth-child(3)').allTextContents();
-  assert.deepEqual(sizes, ['4,242', '4,242', '4,242']);
+  const sizes = page.locator('table.allocations tbody tr td:nth-child(3)');
+  assert.deepEqual(await sizes.allTextContents(), ['4.14 KiB', '4.14 KiB', '4.14 KiB']);
+  assert.deepEqual(await sizes.evaluateAll((tds) => tds.map((td) => td.title)), ['4,242 bytes', '4,242 bytes', '4,242 bytes']);
 
   await page.goto(`${baseUrl}/#/sites?dump=0&sort=leaked&open=${id}`);
   await rendered(page);
@@ -162,7 +164,7 @@ test('a sort with no non-zero figure keeps the header, the rows and a way to oth
   await rendered(page);
   const row = page.getByRole('row').filter({ hasText: 'churn_alloc' });
   await row.waitFor();
-  assert.equal((await row.getByRole('cell').allTextContents())[2], '0');
+  assert.equal((await row.getByRole('cell').allTextContents())[2], '0 B');
   assert.equal(await page.getByRole('columnheader', { name: 'Leaked bytes' }).getAttribute('aria-sort'), 'descending');
   const rowsBy = async () => page.locator('tr.site').count();
   assert.equal(await rowsBy(), 1);

@@ -98,7 +98,7 @@ function table(answer, request, state, navigate, names) {
     const tr = el('tr', { class: 'site', tabindex: 0, 'data-index': r.index, 'aria-selected': state.sel === String(r.index) ? 'true' : 'false' },
       el('td', { class: 'num' }, integer(r.index)),
       el('td', { class: 'num' }, timeText(r.time_ns, true)),
-      el('td', { class: 'num', title: bytes(r.size) }, integer(r.size)),
+      el('td', { class: 'num', title: `${integer(r.size)} bytes` }, bytes(r.size)),
       el('td', { class: 'num' }, lifetime(r)),
       el('td', { class: 'addr' }, address(r.address)),
       el('td', {}, names.get(r.thread) ?? r.thread_name ?? `thread ${r.thread}`),

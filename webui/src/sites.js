@@ -86,7 +86,8 @@ function row(site, columns, state, navigate, sort) {
     el('td', { class: 'loc' }, siteLocation(site)),
     columns.map((c) => c.text
       ? el('td', { class: 'num', title: c.title(site) }, c.text(site))
-      : el('td', { class: 'num', title: c.bytes ? bytes(c.value(site)) : null }, integer(c.value(site)))),
+      : el('td', { class: 'num', title: c.bytes ? `${integer(c.value(site))} bytes` : null },
+        c.bytes ? bytes(c.value(site)) : integer(c.value(site)))),
     el('td', { class: 'spark-cell' }, site.spark ? sparkline(site.spark) : null));
   const toggle = () => navigate({ open: open ? null : String(site.id) });
   tr.addEventListener('click', toggle);
