@@ -14,7 +14,7 @@
 #include "exit_codes.h"
 #include "export/export_cli.h"
 #include "load/dump_loader.h"
-#include "model/spill_buffer.h"
+#include "load/spill_buffer.h"
 #include "reports/info_command.h"
 #include "reports/report_command.h"
 #include "run/environment_help.h"

@@ -8,7 +8,7 @@
 #include "exit_codes.h"
 #include "export/export_command.h"
 #include "load/dump_loader.h"
-#include "model/spill_buffer.h"
+#include "load/spill_buffer.h"
 
 namespace po = boost::program_options;
 

@@ -14,7 +14,7 @@
 #include "export/export_metric.h"
 #include "export/export_writers.h"
 #include "export/heaptrack.h"
-#include "model/spill_buffer.h"
+#include "load/spill_buffer.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
 #include "reports/time_spec.h"

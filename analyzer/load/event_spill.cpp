@@ -8,7 +8,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "model/spill_buffer.h"
+#include "load/spill_buffer.h"
 
 namespace memrec::analyzer {
 

@@ -12,13 +12,13 @@
 #include <utility>
 #include <vector>
 
-#include "model/heap_event.h"
+#include "load/heap_event.h"
 
 namespace memrec::analyzer {
 
 class EventSpill {
  public:
-  // The file goes into `dir` ($TMPDIR, else /var/tmp: model/spill_buffer.h),
+  // The file goes into `dir` ($TMPDIR, else /var/tmp: load/spill_buffer.h),
   // made on the first append.
   explicit EventSpill(std::string dir) : dir_(std::move(dir)) {}
   ~EventSpill();

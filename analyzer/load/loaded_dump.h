@@ -10,10 +10,10 @@
 #include <unordered_map>
 #include <vector>
 
+#include "load/heap_event.h"
 #include "load/stack_table.h"
 #include "memrec/format/records.h"
 #include "memrec/reader/dump_reader.h"
-#include "model/heap_event.h"
 
 namespace memrec::analyzer {
 

@@ -21,9 +21,9 @@
 #include <vector>
 
 #include "load/event_spill.h"
+#include "load/spill_buffer.h"
+#include "load/stream_merger.h"
 #include "memrec/reader/frame_times.h"
-#include "model/spill_buffer.h"
-#include "model/stream_merger.h"
 
 namespace memrec::analyzer {
 namespace {

@@ -10,9 +10,9 @@
 #include <string>
 
 #include "load/dump_loader.h"
+#include "load/heap_event.h"
 #include "load/loaded_dump.h"
 #include "memrec/reader/result.h"
-#include "model/heap_event.h"
 
 namespace memrec::analyzer {
 

@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/heap_event.h"
+#include "load/heap_event.h"
 
 namespace memrec::analyzer {
 

@@ -14,9 +14,9 @@
 #include <utility>
 #include <vector>
 
+#include "load/heap_event.h"
 #include "load/ordered_events.h"
 #include "model/address_map.h"
-#include "model/heap_event.h"
 #include "model/spill_column.h"
 
 namespace memrec::analyzer {

@@ -1,7 +1,7 @@
 // One small function per operation; the merge decides the order.
 #include "model/heap_replay.h"
 
-#include "model/stream_merger.h"
+#include "load/stream_merger.h"
 
 namespace memrec::analyzer {
 namespace {

@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
+#include "load/heap_event.h"
 #include "model/address_map.h"
-#include "model/heap_event.h"
 #include "model/mmap_ranges.h"
 
 namespace memrec::analyzer {

@@ -10,7 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "model/heap_event.h"
+#include "load/heap_event.h"
 #include "model/heap_timeline.h"
 #include "model/mmap_ranges.h"
 #include "model/stack_replay.h"

@@ -7,7 +7,7 @@
 #include <map>
 #include <vector>
 
-#include "model/heap_event.h"
+#include "load/heap_event.h"
 
 namespace memrec::analyzer {
 

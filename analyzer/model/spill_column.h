@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-#include "model/spill_buffer.h"
+#include "load/spill_buffer.h"
 
 namespace memrec::analyzer {
 

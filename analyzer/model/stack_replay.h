@@ -10,9 +10,9 @@
 #include <span>
 #include <vector>
 
+#include "load/heap_event.h"
 #include "load/ordered_events.h"
 #include "model/address_map.h"
-#include "model/heap_event.h"
 #include "model/heap_timeline.h"
 #include "model/histograms.h"
 

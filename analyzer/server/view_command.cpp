@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "exit_codes.h"
-#include "model/spill_buffer.h"
+#include "load/spill_buffer.h"
 #include "reports/progress_bar.h"
 #include "server/http_server.h"
 #include "symbolize/symbolizer.h"

@@ -21,7 +21,7 @@ struct ViewOptions {
   std::vector<std::string> debug_dirs;
   unsigned threads = 0;
   bool progress = true;
-  std::string spill_dir;  // model/spill_buffer.h; "" keeps allocation tables in memory
+  std::string spill_dir;  // load/spill_buffer.h; "" keeps allocation tables in memory
   ServeEarly serve_early = ServeEarly::kAuto;
 };
 

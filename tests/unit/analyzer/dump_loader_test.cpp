@@ -18,7 +18,7 @@
 #include "load/dump_loader.h"
 #include "load/helper_priority.h"
 #include "load/ordered_events.h"
-#include "model/stream_merger.h"
+#include "load/stream_merger.h"
 #include "support/dump_builder.h"
 
 using namespace memrec;

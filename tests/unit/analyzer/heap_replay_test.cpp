@@ -5,8 +5,8 @@
 #include <span>
 #include <vector>
 
+#include "load/stream_merger.h"
 #include "model/heap_replay.h"
-#include "model/stream_merger.h"
 
 using namespace memrec::analyzer;
 

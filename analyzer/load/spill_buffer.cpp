@@ -1,4 +1,4 @@
-#include "model/spill_buffer.h"
+#include "load/spill_buffer.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>

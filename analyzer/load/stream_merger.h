@@ -12,7 +12,7 @@
 #include <tuple>
 #include <vector>
 
-#include "model/heap_event.h"
+#include "load/heap_event.h"
 
 namespace memrec::analyzer {
 

@@ -1,7 +1,7 @@
 // Two streams (the common case with several threads: a release seldom finds
 // more than two with events ready) merge with one compare per event; more go
 // through StreamMerger's heap of their heads. Every path stops at the limit.
-#include "model/stream_merger.h"
+#include "load/stream_merger.h"
 
 #include <algorithm>
 #include <cstdint>
