@@ -10,8 +10,8 @@
 
 #include <boost/program_options.hpp>
 
+#include "common/exit_codes.h"
 #include "ctl/ctl_command.h"
-#include "exit_codes.h"
 #include "export/export_cli.h"
 #include "load/dump_loader.h"
 #include "load/spill_buffer.h"

@@ -19,7 +19,7 @@
 
 #include <fmt/format.h>
 
-#include "exit_codes.h"
+#include "common/exit_codes.h"
 #include "memrec/format/records.h"
 #include "memrec/preload/control.h"
 

@@ -10,13 +10,13 @@
 #include <string_view>
 #include <utility>
 
+#include "common/exit_codes.h"
+#include "common/first_use_numbering.h"
+#include "common/json_writer.h"
+#include "common/size_text.h"
+#include "common/time_spec.h"
 #include "diff/fail_if.h"
 #include "diff/site_diff.h"
-#include "exit_codes.h"
-#include "reports/first_use_numbering.h"
-#include "reports/json_writer.h"
-#include "reports/size_text.h"
-#include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {

@@ -13,7 +13,7 @@ namespace memrec::analyzer {
 
 inline constexpr int kExitThresholdCrossed = 4;  // a --fail-if threshold was crossed
 
-// One --from/--to pair, as time specs (reports/time_spec.h); absent: the start, the end.
+// One --from/--to pair, as time specs (common/time_spec.h); absent: the start, the end.
 struct DiffRange {
   std::optional<std::string> from;
   std::optional<std::string> to;
@@ -25,7 +25,7 @@ struct DiffOptions {
   std::size_t top = 20;                  // sites listed in the text output
   std::vector<std::string> fail_if;      // thresholds (diff/fail_if.h); each may hold several, comma-separated
   std::vector<DiffRange> ranges;         // in command-line order: both sides', or BASE's then NEW's
-  std::optional<std::string> base_from;  // time specs (reports/time_spec.h); instead of `ranges`
+  std::optional<std::string> base_from;  // time specs (common/time_spec.h); instead of `ranges`
   std::optional<std::string> base_to;
   std::optional<std::string> new_from;
   std::optional<std::string> new_to;

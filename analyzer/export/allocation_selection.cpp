@@ -6,10 +6,10 @@
 
 #include <charconv>
 
+#include "common/time_spec.h"
 #include "model/allocation_filter.h"
 #include "model/allocation_table.h"
 #include "reports/site_match.h"
-#include "reports/time_spec.h"
 
 namespace memrec::analyzer {
 namespace {

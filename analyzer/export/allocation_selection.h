@@ -28,7 +28,7 @@ struct ExportFilterOptions {
   std::optional<std::string> search;        // substring of a frame's label (the flamegraph's search)
   std::optional<std::string> min_size;      // bytes, with an optional unit (4096, 4KiB, 1M)
   std::optional<std::string> max_size;
-  std::optional<std::string> min_lifetime;  // time specs (reports/time_spec.h); never freed: forever
+  std::optional<std::string> min_lifetime;  // time specs (common/time_spec.h); never freed: forever
   std::optional<std::string> max_lifetime;
   std::optional<std::string> alive_at;  // live at this time since the dump's start
   bool leaked_only = false;             // live at the end of the range

@@ -4,8 +4,8 @@
 #include <boost/program_options.hpp>
 #include <iostream>
 
+#include "common/exit_codes.h"
 #include "diff/diff_command.h"
-#include "exit_codes.h"
 #include "export/export_command.h"
 #include "load/dump_loader.h"
 #include "load/spill_buffer.h"

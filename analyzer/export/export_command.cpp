@@ -9,7 +9,8 @@
 #include <set>
 #include <sstream>
 
-#include "exit_codes.h"
+#include "common/exit_codes.h"
+#include "common/time_spec.h"
 #include "export/compressed_output.h"
 #include "export/export_metric.h"
 #include "export/export_writers.h"
@@ -17,7 +18,6 @@
 #include "load/spill_buffer.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
-#include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {

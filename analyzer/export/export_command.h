@@ -18,7 +18,7 @@ struct ExportOptions {
   std::string format;                 // collapsed, pprof, massif, svg, json
   std::optional<std::string> output;  // a path; stdout when absent or "-"
   std::string metric = "allocated";   // export_metric.h
-  std::optional<std::string> from;    // time specs (reports/time_spec.h)
+  std::optional<std::string> from;    // time specs (common/time_spec.h)
   std::optional<std::string> to;
   ExportFilterOptions filter;  // which allocations count (allocation_selection.h)
   std::vector<std::string> debug_dirs;

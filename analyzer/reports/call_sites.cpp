@@ -17,10 +17,10 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "common/parallel_for.h"
 #include "model/module_map.h"
 #include "reports/runtime_frames.h"
 #include "reports/site_label.h"
-#include "symbolize/parallel.h"
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {

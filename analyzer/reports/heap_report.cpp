@@ -7,12 +7,12 @@
 
 #include <fmt/format.h>
 
+#include "common/time_spec.h"
 #include "load/free_pages.h"
 #include "load/marker_scan.h"
 #include "load/ordered_events.h"
 #include "load/sink_thread.h"
 #include "reports/symbol_prefetch.h"
-#include "reports/time_spec.h"
 
 namespace memrec::analyzer {
 namespace {

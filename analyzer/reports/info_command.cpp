@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "exit_codes.h"
+#include "common/exit_codes.h"
 #include "load/dump_loader.h"
 #include "reports/info_report.h"
 

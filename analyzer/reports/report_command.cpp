@@ -8,12 +8,12 @@
 #include <algorithm>
 #include <set>
 
-#include "exit_codes.h"
+#include "common/exit_codes.h"
+#include "common/progress_bar.h"
+#include "common/time_spec.h"
 #include "reports/growth_ranking.h"
-#include "reports/progress_bar.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
-#include "reports/time_spec.h"
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {

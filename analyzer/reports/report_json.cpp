@@ -6,9 +6,9 @@
 // listed each site once per ranking, every frame in full).
 #include "reports/report_output.h"
 
+#include "common/first_use_numbering.h"
+#include "common/json_writer.h"
 #include "reports/dump_notes.h"
-#include "reports/first_use_numbering.h"
-#include "reports/json_writer.h"
 #include "reports/site_label.h"
 
 namespace memrec::analyzer {

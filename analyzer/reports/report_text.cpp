@@ -4,10 +4,10 @@
 
 #include <cmath>
 
+#include "common/size_text.h"
 #include "reports/dump_notes.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
-#include "reports/size_text.h"
 
 namespace memrec::analyzer {
 namespace {

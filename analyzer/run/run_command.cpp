@@ -20,7 +20,7 @@
 
 #include "memrec/reader/file_header_reader.h"
 
-#include "exit_codes.h"
+#include "common/exit_codes.h"
 
 #ifndef MEMREC_PRELOAD_FROM_BINDIR
 #define MEMREC_PRELOAD_FROM_BINDIR "../lib/memrec/libmemrec.so"

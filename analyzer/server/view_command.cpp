@@ -22,9 +22,9 @@
 #include <set>
 #include <thread>
 
-#include "exit_codes.h"
+#include "common/exit_codes.h"
+#include "common/progress_bar.h"
 #include "load/spill_buffer.h"
-#include "reports/progress_bar.h"
 #include "server/http_server.h"
 #include "symbolize/symbolizer.h"
 

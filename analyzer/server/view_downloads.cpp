@@ -13,8 +13,8 @@
 #include <tuple>
 #include <variant>
 
+#include "common/exit_codes.h"
 #include "diff/diff_command.h"
-#include "exit_codes.h"
 #include "export/export_command.h"
 #include "server/view_api.h"
 #include "server/view_diff.h"

@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
+#include "common/parallel_for.h"
 #include "symbolize/module_state.h"
-#include "symbolize/parallel.h"
 
 namespace memrec::analyzer {
 namespace {

@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <sstream>
 
-#include "exit_codes.h"
+#include "common/exit_codes.h"
 #include "load/dump_loader.h"
 #include "reports/info_command.h"
 #include "reports/info_report.h"

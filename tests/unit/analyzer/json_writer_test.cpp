@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "reports/json_writer.h"
+#include "common/json_writer.h"
 
 using memrec::analyzer::append_json_string;
 using memrec::analyzer::JsonWriter;

@@ -1,7 +1,7 @@
 // ProgressBar: on a terminal a bar redrawn in place and erased; elsewhere
 // plain lines at an interval, which stay; nothing at all when disabled or
 // before the work has taken its first interval.
-#include "reports/progress_bar.h"
+#include "common/progress_bar.h"
 
 #include <doctest/doctest.h>
 

@@ -1,7 +1,7 @@
 // `--from/--to` times: units, fractions read exactly, what is refused, and mark:LABEL resolved against markers.
 #include <doctest/doctest.h>
 
-#include "reports/time_spec.h"
+#include "common/time_spec.h"
 
 #include <vector>
 

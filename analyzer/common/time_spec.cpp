@@ -1,6 +1,6 @@
 // Decimal fractions are read digit by digit into integer nanoseconds, so
 // `1.1s` is exactly 1100000000 ns, not whatever a double rounds it to.
-#include "reports/time_spec.h"
+#include "common/time_spec.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "reports/size_text.h"
+#include "common/size_text.h"
 
 #include <fmt/format.h>
 

@@ -1,7 +1,7 @@
 // Strings go through nlohmann's own serializer, so a document written here
 // escapes exactly as one dumped from a DOM; only strings that need no
 // escaping at all (most names and paths) skip it.
-#include "reports/json_writer.h"
+#include "common/json_writer.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,6 +1,6 @@
 // The bar redraws at most ten times a second with a carriage return and
 // never prints a newline, so it leaves no trace once erased; the lines stay.
-#include "reports/progress_bar.h"
+#include "common/progress_bar.h"
 
 #include <unistd.h>
 
