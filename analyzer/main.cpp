@@ -10,9 +10,9 @@
 
 #include <boost/program_options.hpp>
 
+#include "cli/export_cli.h"
 #include "common/exit_codes.h"
 #include "ctl/ctl_command.h"
-#include "export/export_cli.h"
 #include "load/dump_loader.h"
 #include "load/spill_buffer.h"
 #include "reports/info_command.h"

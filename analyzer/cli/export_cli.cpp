@@ -1,5 +1,5 @@
 // Parses `memrec export` and `memrec diff` arguments and runs them.
-#include "export/export_cli.h"
+#include "cli/export_cli.h"
 
 #include <boost/program_options.hpp>
 #include <iostream>
