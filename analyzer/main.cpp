@@ -12,6 +12,7 @@
 
 #include "cli/export_cli.h"
 #include "common/exit_codes.h"
+#include "common/parallel_for.h"
 #include "ctl/ctl_command.h"
 #include "load/dump_loader.h"
 #include "load/spill_buffer.h"
@@ -116,6 +117,7 @@ int info_main(const std::vector<std::string>& args) {
                              vm)) {
     return *done;
   }
+  set_worker_threads(options.threads);
   return run_info(options, std::cout, std::cerr);
 }
 
@@ -187,6 +189,7 @@ int report_main(const std::vector<std::string>& args) {
   }
   options.group_by_label = group == "label";
   options.progress = vm.count("no-progress") == 0;
+  set_worker_threads(options.threads);
   return run_report(options, std::cout, std::cerr);
 }
 
@@ -322,6 +325,7 @@ int view_main(const std::vector<std::string>& args) {
     return *done;
   }
   options.progress = vm.count("no-progress") == 0;
+  set_worker_threads(options.threads);
   if (early == "always") {
     options.serve_early = ServeEarly::kAlways;
   } else if (early == "never") {

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "common/exit_codes.h"
+#include "common/parallel_for.h"
 #include "diff/diff_command.h"
 #include "export/export_command.h"
 #include "load/dump_loader.h"
@@ -126,6 +127,7 @@ int export_main(const std::vector<std::string>& args) {
   }
   if (options.files.empty()) return usage("export: no dump file given");
   set_spill_directory(spill_dir);
+  set_worker_threads(options.threads);
   if (options.format.empty()) return usage(std::string("export: --format is required (") + kExportFormats + ")");
   optional_value(vm, "output", output, options.output);
   optional_value(vm, "from", from, options.from);
@@ -185,6 +187,7 @@ int diff_main(const std::vector<std::string>& args) {
     return kExitOk;
   }
   if (options.files.empty()) return usage("diff: no dump file given");
+  set_worker_threads(options.threads);
   options.ranges = ranges_in_order(parsed);
   optional_value(vm, "base-from", base_from, options.base_from);
   optional_value(vm, "base-to", base_to, options.base_to);

@@ -11,6 +11,7 @@
 #include <utility>
 #include <variant>
 
+#include "common/parallel_for.h"
 #include "load/frame_collector.h"
 #include "load/frame_pipeline.h"
 #include "load/helper_queue.h"
@@ -234,7 +235,7 @@ namespace {
 Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, const FrameEventsFn* on_events,
                                std::optional<Error>* partial) {
   unsigned threads = options.threads;
-  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  if (threads == 0) threads = worker_threads();
   LoadedDump d;
   d.path = dump.name();
   d.header = dump.header;

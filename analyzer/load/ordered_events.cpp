@@ -20,6 +20,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/parallel_for.h"
 #include "load/event_spill.h"
 #include "load/spill_buffer.h"
 #include "load/stream_merger.h"
@@ -102,10 +103,7 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
       if (report && options.progress) options.progress(finished, steps);
     }
   };
-  std::vector<std::thread> workers;
-  for (unsigned t = 1; t < threads; ++t) workers.emplace_back(work, false);
-  work(true);
-  for (std::thread& t : workers) t.join();
+  run_workers(threads, [&](unsigned worker) { work(worker == 0); });
   return earliest;
 }
 
@@ -448,7 +446,7 @@ Result<StreamedDump> stream_dump(const std::string& path, const LoadOptions& opt
 
 Result<StreamedDump> stream_dump(reader::Dump dump, const LoadOptions& options, OrderedEventSink& sink) {
   unsigned threads = options.threads;
-  if (threads == 0) threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  if (threads == 0) threads = worker_threads();
 
   const std::vector<std::uint64_t> earliest = earliest_times(dump, threads, options);
   // bound[i]: no frame after i holds an event earlier than this.

@@ -9,6 +9,8 @@
 #include <bit>
 #include <thread>
 
+#include "common/parallel_for.h"
+
 namespace memrec::analyzer {
 namespace {
 
@@ -32,17 +34,11 @@ EventCursor from_checkpoint(const AllocationTable& t, std::size_t i) {
   return EventCursor{std::uint64_t{i} * kC, cp.rows, cp.frees, cp.heap_bytes, cp.live_count};
 }
 
-// Calls fn(begin, end, part) over [0, n) in up to two parts, in parallel when large.
+// Calls fn(begin, end, part) over [0, n): in two parts, in parallel, when large.
 template <typename Fn>
-void split_rows(std::size_t n, Fn&& fn) {
-  if (n < kParallelRows) {
-    fn(std::size_t{0}, n, 0);
-    return;
-  }
-  const std::size_t half = n / 2;
-  std::thread other([&] { fn(half, n, 1); });
-  fn(std::size_t{0}, half, 0);
-  other.join();
+void split_rows(std::size_t n, const Fn& fn) {
+  parallel_parts(std::size_t{0}, n, n < kParallelRows ? 1 : 2,
+                 [&](std::size_t b, std::size_t e, std::size_t part) { fn(b, e, static_cast<int>(part)); });
 }
 
 // The time of the last event before the cursor (0 at position 0).
@@ -466,19 +462,17 @@ void for_each_match(const AllocationTable& t, const RowFilter& f, const Candidat
   }
 }
 
-// Runs fn(first, last, part) over [begin, end) in two halves on two threads
+// Runs fn(first, last, part) over [begin, end) in two halves, in parallel,
 // when it is at least `parallel_from` long, else in one part (part 1 empty).
 template <typename Fn>
-void two_parts(std::uint32_t begin, std::uint32_t end, Fn&& fn, std::uint32_t parallel_from = kParallelPositions) {
+void two_parts(std::uint32_t begin, std::uint32_t end, const Fn& fn, std::uint32_t parallel_from = kParallelPositions) {
   if (end - begin < parallel_from) {
     fn(begin, end, 0);
     fn(end, end, 1);
     return;
   }
-  const std::uint32_t half = begin + (end - begin) / 2;
-  std::thread other([&] { fn(half, end, 1); });
-  fn(begin, half, 0);
-  other.join();
+  parallel_parts(begin, end, 2,
+                 [&](std::uint32_t b, std::uint32_t e, std::size_t part) { fn(b, e, static_cast<int>(part)); });
 }
 
 // Rows are in time order already: count the matches of every chunk (on two

@@ -10,6 +10,8 @@
 #include <limits>
 #include <thread>
 
+#include "common/parallel_for.h"
+
 namespace memrec::analyzer {
 namespace {
 
@@ -80,7 +82,7 @@ std::pair<const std::uint32_t*, const std::uint32_t*> AllocationTable::site_rows
   return {site_rows_.data() + site_offsets_[site], site_rows_.data() + site_offsets_[site + 1]};
 }
 
-// Two passes over the rows, each split in halves on two threads past a
+// Two passes over the rows, each split in halves (in parallel) past a
 // million rows: mapping stacks to sites and counting, then placing each row
 // in its site's list (the second half after the first's rows of each site).
 // Most of their time is the kernel making site_rows_' new pages: a 500
@@ -94,12 +96,7 @@ void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uin
   const std::size_t n = site_.size();
   const std::size_t parts = n >= (1u << 20) ? 2 : 1;
   const auto part_begin = [&](std::size_t p) { return static_cast<std::uint32_t>(n * p / parts); };
-  const auto on_parts = [&](auto&& fn) {
-    std::thread second;
-    if (parts == 2) second = std::thread(fn, 1);
-    fn(0);
-    if (second.joinable()) second.join();
-  };
+  const auto on_parts = [&](const auto& fn) { parallel_for(parts, worker_threads(), fn); };
   std::vector<std::vector<std::uint32_t>> counts(parts, std::vector<std::uint32_t>(sites, 0));
   on_parts([&](std::size_t p) {
     for (std::uint32_t r = part_begin(p); r < part_begin(p + 1); ++r) {

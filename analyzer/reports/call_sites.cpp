@@ -485,7 +485,7 @@ CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, 
     pending[keyed++ % kAhead] = Pending{s, stack, interner.key_of(stack)};
   }
   while (placed < keyed) place(pending[placed++ % kAhead]);
-  interner.list_frames(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+  interner.list_frames(worker_threads());
   classify(out);
   label_sites(out);
   return out;
