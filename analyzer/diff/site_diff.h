@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "model/allocation_queries.h"
+#include "model/window_figures.h"
 #include "reports/heap_report.h"
 
 namespace memrec::analyzer {

@@ -1,5 +1,5 @@
 // Every heap allocation of one dump as columns, for `memrec view`'s range and
-// instant queries (model/allocation_queries.h). Filled beside view's replay,
+// instant queries (model/heap_cursor.h, window_figures.h, allocation_pages.h). Filled beside view's replay,
 // which hands it each event with the row it released (rows in the merged
 // order of their allocation); `report` never builds it: its model stays the
 // streaming StackReplay.

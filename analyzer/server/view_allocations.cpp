@@ -1,6 +1,6 @@
 // /allocations: the rows of the allocation table that pass every filter,
 // sorted and paged on the server. This file reads the parameters and writes
-// the rows; the selection (model/allocation_queries.h allocation_page) scans
+// the rows; the selection (model/allocation_pages.h) scans
 // the range's rows (or one site's, or the realloc chains') on two threads
 // without copying them.
 #include <algorithm>

@@ -14,10 +14,12 @@
 #include <string>
 #include <vector>
 
-#include "model/allocation_queries.h"
+#include "model/allocation_pages.h"
 #include "model/allocation_table.h"
+#include "model/heap_cursor.h"
 #include "model/heap_timeline.h"
 #include "model/mapping_record.h"
+#include "model/window_figures.h"
 #include "reports/heap_report.h"
 
 namespace memrec::analyzer::server {

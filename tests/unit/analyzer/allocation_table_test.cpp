@@ -3,7 +3,9 @@
 // window's figures must be the report's, exactly. /allocations' pages
 // (allocation_page) against a filter and a full sort written out plainly.
 #include "model/allocation_table.h"
-#include "model/allocation_queries.h"
+#include "model/allocation_pages.h"
+#include "model/heap_cursor.h"
+#include "model/window_figures.h"
 
 #include <doctest/doctest.h>
 
