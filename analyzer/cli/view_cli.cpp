@@ -1,0 +1,58 @@
+// `memrec view`: its options and --help; the work is server/view_command.cpp.
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cli/command_line.h"
+#include "cli/commands.h"
+#include "common/exit_codes.h"
+#include "common/parallel_for.h"
+#include "load/spill_buffer.h"
+#include "server/view_command.h"
+
+namespace memrec::analyzer {
+
+int view_main(const std::vector<std::string>& args) {
+  ViewOptions options;
+  po::options_description visible("Options");
+  visible.add_options()                                                                                       //
+      ("help,h", "show this help")                                                                            //
+      ("port", po::value(&options.port)->default_value(options.port), "TCP port (0: any free one, printed)")  //
+      ("host", po::value(&options.host)->default_value(options.host),
+       "address to listen on; anything but 127.0.0.1 or ::1 lets other machines see the dumps");
+  options.spill_dir = default_spill_directory();
+  visible.add_options()("spill-dir", po::value(&options.spill_dir), kSpillDirHelp);
+  std::string early = "auto";
+  visible.add_options()(
+      "serve-early", po::value(&early)->default_value(early),
+      "auto, always or never: serve a dump as soon as its report is read and build its allocation "
+      "table behind the page, in a second pass (auto: files over 128 MiB). Until the table is "
+      "built, the whole run's timeline has coarser buckets, and ranges, instants and the allocation list "
+      "wait for it");
+  add_load_options(visible, options);
+  po::variables_map vm;
+  if (const auto done =
+          parse_dump_command(args, visible, options.files, "view",
+                             "usage: memrec view FILE... [--port N] [--host ADDR] [--debug-dir DIR]...\n\n"
+                             "Loads the dumps, prints the URL and serves a browser UI of them (overview with a\n"
+                             "timeline of the heap and RSS, call sites with their backtraces) until stopped.\n"
+                             "The JSON API behind it is in docs/api.md.\n"
+                             "Exit codes: 1 usage, 2 bad input (missing, corrupt or not a dump), 3 cannot listen.\n",
+                             vm)) {
+    return *done;
+  }
+  options.progress = vm.count("no-progress") == 0;
+  set_worker_threads(options.threads);
+  if (early == "always") {
+    options.serve_early = ServeEarly::kAlways;
+  } else if (early == "never") {
+    options.serve_early = ServeEarly::kNever;
+  } else if (early != "auto") {
+    std::cerr << "memrec: view: --serve-early must be auto, always or never\n";
+    return kExitUsage;
+  }
+  return run_view(options, std::cout, std::cerr);
+}
+
+}  // namespace memrec::analyzer
