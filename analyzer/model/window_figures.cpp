@@ -90,6 +90,18 @@ bool live_after(const AllocationTable& t, const EventCursor& at, std::uint32_t r
   return !std::binary_search(tie.begin(), tie.end(), row);
 }
 
+LiveBlocks site_live_at(const AllocationTable& t, std::uint32_t site, std::uint64_t time_ns) {
+  LiveBlocks out;
+  const auto [first, last] = t.site_rows(site);
+  for (const std::uint32_t* row = first; row != last && t.alloc_ns(*row) <= time_ns; ++row) {
+    if (t.free_ns(*row) > time_ns) {
+      out.bytes += t.size(*row);
+      ++out.count;
+    }
+  }
+  return out;
+}
+
 SiteLive live_by_site(const AllocationTable& t, const EventCursor& at) {
   const std::size_t n = t.sites();
   SiteLive out{std::vector<std::uint64_t>(n, 0), std::vector<std::uint64_t>(n, 0)};

@@ -37,6 +37,13 @@ struct SiteLive {
 SiteLive live_by_site(const AllocationTable& t, const EventCursor& at);
 // Whether `row` is live after the cursor's events.
 bool live_after(const AllocationTable& t, const EventCursor& at, std::uint32_t row);
+// The blocks of `site` allocated at or before `time_ns` and freed after it
+// (never freed included); a walk of the site's rows only.
+struct LiveBlocks {
+  std::uint64_t bytes = 0;
+  std::uint64_t count = 0;
+};
+LiveBlocks site_live_at(const AllocationTable& t, std::uint32_t site, std::uint64_t time_ns);
 
 // The report's figures for a window: totals and, per site, the StackColumns
 // figures (leaked here counts runtime sites too: the caller splits them).

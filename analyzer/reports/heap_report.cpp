@@ -71,6 +71,10 @@ Result<std::uint64_t> dump_start_ns(const std::string& path) {
   return header->start_mono_ns;
 }
 
+bool dump_complete(const HeapReport& r) { return r.dump.facts.ended() && !r.stopped; }
+
+bool ended_by_exec(const HeapReport& r) { return r.dump.facts.ended_by_exec() && !r.stopped; }
+
 std::optional<std::uint64_t> rss_at(const LoadedDump& d, std::uint64_t time_ns) {
   std::optional<std::uint64_t> best;
   for (const reader::RssRecord& r : d.rss) {

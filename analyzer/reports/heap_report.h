@@ -92,6 +92,12 @@ Result<ReplayedRun> replay_into(const std::string& path, const LoadOptions& load
 // The dump's start (the monotonic ns that windows are relative to).
 Result<std::uint64_t> dump_start_ns(const std::string& path);
 
+// The report holds the whole run: the dump ended (an end record, or the exec
+// that replaced the program) and no corrupt frame stopped the read.
+bool dump_complete(const HeapReport& report);
+// The program exec'd another and the read was not stopped early.
+bool ended_by_exec(const HeapReport& report);
+
 // The last RSS sample at or before `time_ns` (the first one if all are later).
 std::optional<std::uint64_t> rss_at(const LoadedDump& dump, std::uint64_t time_ns);
 

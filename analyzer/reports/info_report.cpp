@@ -118,4 +118,14 @@ std::string counter_name(std::uint64_t key) {
   return "unknown_" + std::to_string(key);
 }
 
+bool counter_means_loss(std::uint64_t key) {
+  using format::Counter;
+  for (const Counter loss :
+       {Counter::kMissedReentrant, Counter::kMissedNoBuffer, Counter::kMissedStopped, Counter::kDroppedLossy,
+        Counter::kTruncatedStacks, Counter::kStackTableFull, Counter::kUnwindFailed}) {
+    if (key == static_cast<std::uint64_t>(loss)) return true;
+  }
+  return false;
+}
+
 }  // namespace memrec::analyzer

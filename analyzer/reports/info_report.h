@@ -56,5 +56,9 @@ std::string info_text(const InfoReport& report, std::size_t top_leaks);
 
 // The name of a counter key in JSON: "events", ..., or "unknown_<key>".
 std::string counter_name(std::uint64_t key);
+// Whether a counter counts what the dump lacks: allocations passed through or
+// dropped unrecorded, stacks cut short or lost. memrec view's Recorder card
+// lists those that are not zero (docs/api.md, /summary's loss_counters).
+bool counter_means_loss(std::uint64_t key);
 
 }  // namespace memrec::analyzer

@@ -60,10 +60,10 @@ json loss_json(const HeapReport& r) {
   const reader::DumpFacts& f = r.dump.facts;
   const std::optional<std::uint64_t> lost =
       f.truncated_at ? std::optional<std::uint64_t>(f.file_bytes - *f.truncated_at) : std::nullopt;
-  return {{"complete", f.ended() && !r.stopped},
+  return {{"complete", dump_complete(r)},
           {"clean_end", f.clean_end},
-          {"ended_by_exec", f.ended_by_exec() && !r.stopped},
-          {"exec_path", f.ended_by_exec() && !r.stopped ? json(*f.exec_path) : json(nullptr)},
+          {"ended_by_exec", ended_by_exec(r)},
+          {"exec_path", ended_by_exec(r) ? json(*f.exec_path) : json(nullptr)},
           {"truncated_at", optional_number(f.truncated_at)},
           {"lost_bytes", optional_number(lost)},
           {"error", r.stopped ? json(r.stopped->message) : json(nullptr)},
