@@ -9,7 +9,6 @@
 
 #include "cli/command_line.h"
 #include "cli/commands.h"
-#include "cli/export_cli.h"
 #include "common/exit_codes.h"
 #include "run/environment_help.h"
 

@@ -19,8 +19,10 @@ namespace po = boost::program_options;
 int usage_error(const std::string& message);
 
 // Parses `args` into `vm`; false (after printing why) on a usage error.
+// `parsed`, if given, gets the options in command-line order (diff's ranges need it).
 bool parse(const std::vector<std::string>& args, const po::options_description& all,
-           const po::positional_options_description& positional, po::variables_map& vm, std::string_view command);
+           const po::positional_options_description& positional, po::variables_map& vm, std::string_view command,
+           po::parsed_options* parsed = nullptr);
 
 // The options of every command that loads and symbolizes dumps.
 template <typename Options>
@@ -35,6 +37,10 @@ void add_load_options(po::options_description& visible, Options& options) {
 // the exit code when nothing is left to do (help printed, or a usage error).
 std::optional<int> parse_dump_command(const std::vector<std::string>& args, const po::options_description& visible,
                                       std::vector<std::string>& files, std::string_view command, std::string_view help,
-                                      po::variables_map& vm);
+                                      po::variables_map& vm, po::parsed_options* parsed = nullptr);
+
+// Sets `out` to `value` if option `name` was given.
+void optional_value(const po::variables_map& vm, const char* name, const std::string& value,
+                    std::optional<std::string>& out);
 
 }  // namespace memrec::analyzer

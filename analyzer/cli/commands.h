@@ -13,6 +13,8 @@ int report_main(const std::vector<std::string>& args);
 int run_main(const std::vector<std::string>& args);
 int view_main(const std::vector<std::string>& args);
 // `memrec ctl PID COMMAND...` and `memrec mark PID LABEL`.
+int export_main(const std::vector<std::string>& args);
+int diff_main(const std::vector<std::string>& args);
 int ctl_main(const std::vector<std::string>& args);
 int mark_main(const std::vector<std::string>& args);
 
