@@ -51,11 +51,15 @@ int diff_main(const std::vector<std::string>& args) {
       ("from", po::value<std::vector<std::string>>(),
        "a range starts at this time (1.5s, 200ms, mark:LABEL); the first range is BASE's, the second NEW's")  //
       ("to", po::value<std::vector<std::string>>(),
-       "the range ends at this time (one range: both dumps' range)")                                //
-      ("base-from", po::value(&base_from), "BASE counts events from this time on")                  //
-      ("base-to", po::value(&base_to), "BASE counts events up to this time")                        //
-      ("new-from", po::value(&new_from), "NEW counts events from this time on")                     //
-      ("new-to", po::value(&new_to), "NEW counts events up to this time")                           //
+       "the range ends at this time (one range: both dumps' range)")                //
+      ("base-from", po::value(&base_from), "BASE counts events from this time on")  //
+      ("base-to", po::value(&base_to), "BASE counts events up to this time")        //
+      ("new-from", po::value(&new_from), "NEW counts events from this time on")     //
+      ("new-to", po::value(&new_to), "NEW counts events up to this time")           //
+      ("growth", po::bool_switch(&options.growth),
+       "also compare each call site's growth of live bytes (slope, R2) after a warm-up")  //
+      ("warmup", po::value<std::string>(),
+       "--growth leaves this much of each range out of the fit (default: its first 10 %)")          //
       ("debug-dir", po::value(&options.debug_dirs), "also look for debug files here (repeatable)")  //
       ("threads", po::value(&options.threads)->default_value(0), kThreadsHelp);
   po::variables_map vm;
@@ -67,7 +71,8 @@ int diff_main(const std::vector<std::string>& args) {
                              "Compares two dumps (or two ranges of one) call site by call site, matching sites by\n"
                              "their symbolized frames (function, file, line), so different builds and address\n"
                              "layouts compare: growth and shrinkage of peak, leaked and allocated bytes and\n"
-                             "counts, new and vanished sites.\n"
+                             "counts, new and vanished sites; with --growth, how each site's live bytes grew on\n"
+                             "each side (the fit of memrec report --growth).\n"
                              "Ranges are read left to right: each --from opens one, a --to closes it (or alone is\n"
                              "a range from the start). One range applies to both dumps; of two, the first is\n"
                              "BASE's and the second NEW's; one dump needs two. --base-from/--base-to/--new-from/\n"
@@ -82,6 +87,7 @@ int diff_main(const std::vector<std::string>& args) {
   optional_value(vm, "base-to", base_to, options.base_to);
   optional_value(vm, "new-from", new_from, options.new_from);
   optional_value(vm, "new-to", new_to, options.new_to);
+  if (vm.count("warmup") != 0) options.warmup = vm["warmup"].as<std::string>();
   return run_diff(options, std::cout, std::cerr);
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string_view>
@@ -16,7 +17,9 @@
 #include "common/size_text.h"
 #include "common/time_spec.h"
 #include "diff/fail_if.h"
+#include "diff/growth_diff.h"
 #include "diff/site_diff.h"
+#include "reports/growth_ranking.h"
 #include "symbolize/symbolizer.h"
 
 namespace memrec::analyzer {
@@ -120,16 +123,74 @@ json side_json(const HeapReport& r) {
       {"window", {{"from_ns", r.window.from_ns}, {"to_ns", r.window.to_ns ? json(*r.window.to_ns) : json(nullptr)}}}};
 }
 
+// A site's members naming it: runtime, its frames (as indices), its label.
+void write_site_frames(JsonWriter& w, const HeapDiff& d, const SiteDiff& s, const FirstUseNumbering& frames) {
+  w.key("runtime");
+  w.value(s.runtime);
+  w.key("frames");
+  w.begin_array();
+  for (const std::uint32_t f : s.frames) w.value(frames[f]);
+  w.end_array();
+  const std::string via = s.frames.empty() ? std::string() : diff_site_via(d, s);
+  w.members(json{{"label_frame", s.frames.empty() ? json(nullptr) : json(s.label_frame)},
+                 {"label", s.frames.empty() ? json(nullptr) : json(diff_site_label(d, s))},
+                 {"via", via.empty() ? json(nullptr) : json(via)}});
+}
+
+json fit_json(const GrowthFit& f) {
+  return {{"slope_bytes_per_minute", f.slope_bytes_per_minute},
+          {"r2", f.r2},
+          {"net_bytes", f.net_bytes},
+          {"grew_share", f.grew_share},
+          {"score", f.score}};
+}
+
+json growth_window_json(const GrowthRanking& g) {
+  return {{"from_ns", g.from_ns}, {"to_ns", g.to_ns}, {"warmup_ns", g.warmup_ns}, {"buckets", g.buckets}};
+}
+
+// A growth row's site, written as the changed sites are (frames as indices).
+void write_growth_json(JsonWriter& w, const GrowthDiff& g, const FirstUseNumbering& frames) {
+  using Layout = JsonWriter::Layout;
+  w.begin_object();
+  w.key("base");
+  w.value(growth_window_json(g.base), Layout::kInline);
+  w.key("new");
+  w.value(growth_window_json(g.next), Layout::kInline);
+  w.key("sites");
+  w.begin_array();
+  for (const SiteGrowthDiff& row : g.sites) {
+    const SiteDiff& s = g.matched.sites[row.site];
+    w.begin_object(Layout::kInline);
+    write_site_frames(w, g.matched, s, frames);
+    w.members(json{{"base", fit_json(row.base)},
+                   {"new", fit_json(row.next)},
+                   {"change",
+                    {{"slope_bytes_per_minute", row.next.slope_bytes_per_minute - row.base.slope_bytes_per_minute},
+                     {"score", row.next.score - row.base.score}}}});
+    w.end_object();
+  }
+  w.end_array();
+  w.end_object();
+}
+
 // The document is written as it is made, and each frame of the listed sites
 // once in "frames" (sites point into it), for the reason the report's is
 // (reports/report_json.cpp): a diff of two cc1plus runs lists 155,000 sites
 // of ~61 frames, which version 1 wrote as 5-field objects of one DOM.
+// --growth's sites match the same frames: both diffs intern the same two
+// reports' frames.
 bool write_diff_json(std::ostream& out, const HeapReport& base, const HeapReport& next, const HeapDiff& d,
-                     const json& gates) {
+                     const GrowthDiff* growth, const json& gates) {
   using Layout = JsonWriter::Layout;
   FirstUseNumbering frames(d.frames.size());
   for (const SiteDiff& s : d.sites) {
     for (const std::uint32_t f : s.frames) frames.use(f);
+  }
+  if (growth != nullptr) {
+    for (const SiteGrowthDiff& row : growth->sites) {
+      for (const std::uint32_t f : growth->matched.sites[row.site].frames) frames.use(f);
+    }
   }
   JsonWriter w(out);
   w.begin_object();
@@ -163,25 +224,64 @@ bool write_diff_json(std::ostream& out, const HeapReport& base, const HeapReport
     w.begin_object(Layout::kInline);
     w.key("status");
     w.value(change_name(s.change));
-    w.key("runtime");
-    w.value(s.runtime);
-    w.key("frames");
-    w.begin_array();
-    for (const std::uint32_t f : s.frames) w.value(frames[f]);
-    w.end_array();
-    const std::string via = s.frames.empty() ? std::string() : diff_site_via(d, s);
-    w.members(json{{"label_frame", s.frames.empty() ? json(nullptr) : json(s.label_frame)},
-                   {"label", s.frames.empty() ? json(nullptr) : json(diff_site_label(d, s))},
-                   {"via", via.empty() ? json(nullptr) : json(via)}});
+    write_site_frames(w, d, s, frames);
     w.members(
         json{{"base", figures_json(s.base)}, {"new", figures_json(s.next)}, {"change", change_json(s.base, s.next)}});
     w.end_object();
   }
   w.end_array();
+  w.key("growth");
+  if (growth == nullptr) {
+    w.value(json(nullptr));
+  } else {
+    write_growth_json(w, *growth, frames);
+  }
   w.key("fail_if");
   w.value(gates);
   w.end_object();
   return w.finish();
+}
+
+// A site's frames, innermost first, those folded under its label marked.
+void append_frames(std::string& out, const HeapDiff& d, const SiteDiff& s) {
+  if (!s.frames.empty()) {
+    const std::string via = diff_site_via(d, s);
+    out += fmt::format("    {}{}{}\n", diff_site_label(d, s), via.empty() ? "" : " via ", via);
+  }
+  std::uint32_t at = 0;
+  for (const std::uint32_t id : s.frames) {
+    const DiffFrame& f = d.frames[id];
+    const bool folded = at++ < s.label_frame;
+    out += "      " + f.label;
+    if (!f.file.empty()) out += fmt::format(" ({}:{})", f.file, f.line);
+    if (f.inlined) out += " [inlined]";
+    if (folded) out += " [library]";
+    out += "\n";
+  }
+}
+
+std::string slope_text(double bytes_per_minute) {
+  return signed_size_text(static_cast<std::int64_t>(std::llround(bytes_per_minute))) + "/min";
+}
+
+std::string growth_text(const GrowthDiff& g, std::size_t top) {
+  const auto window = [](const GrowthRanking& r) {
+    return fmt::format("{} to {} after a warm-up of {}", seconds(r.from_ns), seconds(r.to_ns), seconds(r.warmup_ns));
+  };
+  std::string out =
+      fmt::format("\ngrowth of live bytes (BASE from {}; NEW from {}; score = slope x R2 x share grown):\n",
+                  window(g.base), window(g.next));
+  if (g.sites.empty()) return out + "  no call site's live bytes grew on either side\n";
+  for (std::size_t i = 0; i < g.sites.size() && i < top; ++i) {
+    const SiteGrowthDiff& row = g.sites[i];
+    const SiteDiff& s = g.matched.sites[row.site];
+    out += fmt::format("\n  {} -> {} ({}), R2 {:.2f} -> {:.2f}{}\n", slope_text(row.base.slope_bytes_per_minute),
+                       slope_text(row.next.slope_bytes_per_minute),
+                       slope_text(row.next.slope_bytes_per_minute - row.base.slope_bytes_per_minute), row.base.r2,
+                       row.next.r2, s.runtime ? " [runtime]" : "");
+    append_frames(out, g.matched, s);
+  }
+  return out;
 }
 
 std::string diff_text(const HeapReport& base, const HeapReport& next, const HeapDiff& d, std::size_t top) {
@@ -218,20 +318,7 @@ std::string diff_text(const HeapReport& base, const HeapReport& next, const Heap
                     signed_size_text(change_of(s.base.peak_bytes, s.next.peak_bytes)),
                     signed_size_text(change_of(s.base.allocated_bytes, s.next.allocated_bytes)),
                     signed_count_text(calls), calls == 1 || calls == -1 ? "" : "s");
-    if (!s.frames.empty()) {
-      const std::string via = diff_site_via(d, s);
-      out += fmt::format("    {}{}{}\n", diff_site_label(d, s), via.empty() ? "" : " via ", via);
-    }
-    std::uint32_t at = 0;
-    for (const std::uint32_t id : s.frames) {
-      const DiffFrame& f = d.frames[id];
-      const bool folded = at++ < s.label_frame;
-      out += "      " + f.label;
-      if (!f.file.empty()) out += fmt::format(" ({}:{})", f.file, f.line);
-      if (f.inlined) out += " [inlined]";
-      if (folded) out += " [library]";
-      out += "\n";
-    }
+    append_frames(out, d, s);
   }
   return out;
 }
@@ -262,6 +349,19 @@ int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
     err << "memrec: " << windows.error().message << "\n";
     return kExitUsage;
   }
+  std::optional<std::uint64_t> warmup;
+  if (options.warmup) {
+    if (!options.growth) {
+      err << "memrec: diff: --warmup applies to --growth only\n";
+      return kExitUsage;
+    }
+    auto t = parse_time_spec(*options.warmup);
+    if (!t) {
+      err << "memrec: diff: --warmup " << t.error().message << "\n";
+      return kExitUsage;
+    }
+    warmup = *t;
+  }
   const RelativeWindow& base_window = windows->first;
   const RelativeWindow& new_window = windows->second;
 
@@ -286,6 +386,20 @@ int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
     err << "memrec: " << w << "\n";
   }
 
+  std::optional<GrowthDiff> growth;
+  if (options.growth) {
+    std::vector<AllocationTable> tables;
+    for (const HeapReport& r : reports) {
+      auto table = allocation_table_of(r, LoadOptions{options.threads, {}});
+      if (!table) {
+        err << "memrec: diff: " << table.error().message << "\n";
+        return table.error().code == ErrorCode::kUsage ? kExitUsage : kExitBadInput;
+      }
+      tables.push_back(std::move(*table));
+    }
+    growth = diff_growth(reports[0], tables[0], reports[1], tables[1], warmup);
+  }
+
   const HeapDiff d = diff_reports(reports[0], reports[1]);
   json gates = json::array();
   std::vector<std::string> reasons;
@@ -296,12 +410,13 @@ int run_diff(const DiffOptions& options, std::ostream& out, std::ostream& err) {
     if (why) reasons.push_back(*why);
   }
   if (options.json) {
-    if (!write_diff_json(out, reports[0], reports[1], d, gates)) {
+    if (!write_diff_json(out, reports[0], reports[1], d, growth ? &*growth : nullptr, gates)) {
       err << "memrec: diff: cannot write the JSON to stdout (closed, or the disk is full)\n";
       return kExitBadInput;
     }
   } else {
     out << diff_text(reports[0], reports[1], d, options.top);
+    if (growth) out << growth_text(*growth, options.top);
   }
   out.flush();
   for (const std::string& r : reasons) err << "memrec: diff: threshold crossed: " << r << "\n";

@@ -29,6 +29,8 @@ struct DiffOptions {
   std::optional<std::string> base_to;
   std::optional<std::string> new_from;
   std::optional<std::string> new_to;
+  bool growth = false;                // compare each site's growth of live bytes (diff/growth_diff.h)
+  std::optional<std::string> warmup;  // --growth's warm-up, a duration; default a tenth of each range
   std::vector<std::string> debug_dirs;
   unsigned threads = 0;
 };

@@ -22,8 +22,9 @@ using SiteKey = std::vector<std::uint32_t>;
 
 struct Keyed {
   bool runtime = false;
-  std::uint32_t label_frame = 0;  // equal frames: the same label in both reports
-  std::uint32_t first_site = 0;   // the lowest site id with this key
+  std::uint32_t label_frame = 0;     // equal frames: the same label in both reports
+  std::uint32_t first_site = 0;      // the lowest site id with this key
+  std::vector<std::uint32_t> sites;  // every site id with this key
   DiffFigures figures;
 };
 
@@ -101,6 +102,7 @@ std::map<SiteKey, Keyed> keyed_sites(const DiffSide& side, const std::vector<std
     const auto [at, added] = out.try_emplace(key);
     Keyed& k = at->second;
     if (added) k.first_site = id;
+    k.sites.push_back(id);
     k.runtime = k.runtime || s.runtime;
     k.label_frame = s.label_frame;
     add(k.figures, side.figures[id]);
@@ -145,7 +147,7 @@ HeapDiff diff_reports(const HeapReport& base, const HeapReport& next) {
   return diff_sides(diff_side(base), diff_side(next));
 }
 
-HeapDiff diff_sides(const DiffSide& base, const DiffSide& next) {
+HeapDiff diff_sides(const DiffSide& base, const DiffSide& next, bool unchanged) {
   HeapDiff d;
   d.base_totals = base.totals;
   d.next_totals = next.totals;
@@ -153,9 +155,9 @@ HeapDiff diff_sides(const DiffSide& base, const DiffSide& next) {
   std::vector<std::uint32_t> base_ids = frame_keys.add(*base.sites);
   std::vector<std::uint32_t> next_ids = frame_keys.add(*next.sites);
   d.frames = frame_keys.renumber({&base_ids, &next_ids});
-  const auto b = keyed_sites(base, base_ids);
+  auto b = keyed_sites(base, base_ids);
   auto n = keyed_sites(next, next_ids);
-  for (const auto& [key, site] : b) {
+  for (auto& [key, site] : b) {
     const auto it = n.find(key);
     SiteDiff s;
     s.frames = key;
@@ -163,14 +165,16 @@ HeapDiff diff_sides(const DiffSide& base, const DiffSide& next) {
     s.runtime = site.runtime;
     s.base = site.figures;
     s.base_site = site.first_site;
+    s.base_sites = std::move(site.sites);
     if (it == n.end()) {
       s.change = SiteChange::kVanished;
     } else {
       s.next = it->second.figures;
       s.next_site = it->second.first_site;
+      s.next_sites = std::move(it->second.sites);
       s.runtime = s.runtime || it->second.runtime;
       n.erase(it);
-      if (s.base == s.next) continue;
+      if (s.base == s.next && !unchanged) continue;
     }
     d.sites.push_back(std::move(s));
   }
@@ -181,6 +185,7 @@ HeapDiff diff_sides(const DiffSide& base, const DiffSide& next) {
     s.runtime = site.runtime;
     s.next = site.figures;
     s.next_site = site.first_site;
+    s.next_sites = std::move(site.sites);
     s.change = SiteChange::kNew;
     d.sites.push_back(std::move(s));
   }

@@ -50,6 +50,10 @@ struct SiteDiff {
   // side that match are summed): where the site can be shown.
   std::optional<std::uint32_t> base_site;
   std::optional<std::uint32_t> next_site;
+  // Every site of each side with these frames, lowest first (memrec diff
+  // --growth sums their live bytes).
+  std::vector<std::uint32_t> base_sites;
+  std::vector<std::uint32_t> next_sites;
 };
 
 struct HeapDiff {
@@ -82,7 +86,9 @@ DiffFigures diff_figures(const SiteFigures& f, bool runtime);
 // The report's sites with their own figures.
 DiffSide diff_side(const HeapReport& r);
 
-HeapDiff diff_sides(const DiffSide& base, const DiffSide& next);
+// `unchanged`: also list the sites whose figures are equal on both sides
+// (kChanged; memrec diff --growth compares how they grew).
+HeapDiff diff_sides(const DiffSide& base, const DiffSide& next, bool unchanged = false);
 HeapDiff diff_reports(const HeapReport& base, const HeapReport& next);
 
 // A changed site's label (reports/site_label.h) and the via of the frame

@@ -3,6 +3,8 @@
 // bytes to write; none reads a file or prints.
 #pragma once
 
+#include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -18,6 +20,24 @@ std::string export_collapsed(const std::vector<const HeapReport*>& reports, Expo
 // A gzipped profile.proto (pprof) with four sample types: alloc_objects,
 // alloc_space, inuse_objects, inuse_space (inuse: live at the window's end).
 std::string export_pprof(const std::vector<const HeapReport*>& reports);
+
+// One sample's values, in the order of the sample types above.
+struct PprofValues {
+  std::int64_t alloc_objects = 0;
+  std::int64_t alloc_space = 0;
+  std::int64_t inuse_objects = 0;
+  std::int64_t inuse_space = 0;
+  bool operator==(const PprofValues&) const = default;
+};
+struct PprofWindow {
+  std::uint64_t time_nanos = 0;  // wall clock, as the profile's time
+  std::uint64_t duration_nanos = 0;
+  bool default_alloc_space = false;  // else inuse_space (Go's allocs profile: alloc_space)
+};
+// One dump's profile with `values` by site (memrec view's /debug/pprof: a
+// window's figures, or a delta's, negative values included).
+std::string export_pprof_values(const HeapReport& report, std::span<const PprofValues> values,
+                                const PprofWindow& window);
 
 // valgrind's massif.out: the heap over time, a detailed snapshot at the peak.
 // `timeline` is the heap over the whole dump (model/heap_timeline.h), filled by

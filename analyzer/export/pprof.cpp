@@ -59,16 +59,27 @@ class ProfileBuilder {
     return w;
   }
 
-  void add_report(const HeapReport& r, bool label_pid) {
+  // `values`: by site, instead of the report's own figures (memrec view's
+  // windows); a site whose values are all 0 is left out.
+  void add_report(const HeapReport& r, bool label_pid, std::span<const PprofValues> values = {}) {
     // The main executable is the first mapping: go tool pprof names the
     // profile's `File:` after it.
     if (mappings_.empty() && !r.dump.header.exe_path.empty()) mapping_id(r, main_module(r));
-    for (const CallSite& site : r.sites.sites) {
-      const std::uint64_t inuse_bytes = site.leaked_bytes;  // runtime sites too: live at the end
-      if (site.allocations == 0 && inuse_bytes == 0) continue;
+    for (std::uint32_t id = 0; id < r.sites.sites.size(); ++id) {
+      const CallSite& site = r.sites.sites[id];
+      // Live at the end: runtime sites too.
+      PprofValues v = values.empty()       ? PprofValues{static_cast<std::int64_t>(site.allocations),
+                                                   static_cast<std::int64_t>(site.allocated_bytes),
+                                                   static_cast<std::int64_t>(site.leaked_count),
+                                                   static_cast<std::int64_t>(site.leaked_bytes)}
+                      : id < values.size() ? values[id]
+                                           : PprofValues{};
+      if (values.empty() ? v.alloc_objects == 0 && v.inuse_space == 0 : v == PprofValues{}) continue;
       ProtoWriter sample;
       sample.packed(1, locations_of(r, site));
-      sample.packed(2, {site.allocations, site.allocated_bytes, site.leaked_count, inuse_bytes});
+      // int64 on the wire: a delta's negative values are their two's complement.
+      sample.packed(2, {static_cast<std::uint64_t>(v.alloc_objects), static_cast<std::uint64_t>(v.alloc_space),
+                        static_cast<std::uint64_t>(v.inuse_objects), static_cast<std::uint64_t>(v.inuse_space)});
       if (label_pid) {
         ProtoWriter label;
         label.varint(1, strings_.index("pid"));
@@ -79,7 +90,7 @@ class ProfileBuilder {
     }
   }
 
-  std::string finish(const HeapReport& first) {
+  std::string finish(std::uint64_t time_nanos, std::uint64_t duration_nanos, const char* default_type) {
     ProtoWriter p;
     p.message(1, value_type("alloc_objects", "count"));
     p.message(1, value_type("alloc_space", "bytes"));
@@ -91,16 +102,16 @@ class ProfileBuilder {
     for (const ProtoWriter& f : functions_) p.message(5, f);
     const std::uint64_t period_type = strings_.index("space");
     const std::uint64_t bytes = strings_.index("bytes");
-    const std::uint64_t inuse_space = strings_.index("inuse_space");
+    const std::uint64_t default_index = strings_.index(default_type);
     for (const std::string& s : strings_.strings()) p.bytes(6, s);
-    p.varint(9, first.dump.header.start_wall_ns);
-    p.varint(10, first.duration_ns);
+    p.varint(9, time_nanos);
+    p.varint(10, duration_nanos);
     ProtoWriter period;
     period.varint(1, period_type);
     period.varint(2, bytes);
     p.message(11, period);
     p.varint(12, 1);
-    p.varint(14, inuse_space);
+    p.varint(14, default_index);
     return gzip_compress(p.data());
   }
 
@@ -236,7 +247,17 @@ class ProfileBuilder {
 std::string export_pprof(const std::vector<const HeapReport*>& reports) {
   ProfileBuilder builder;
   for (const HeapReport* r : reports) builder.add_report(*r, reports.size() > 1);
-  return reports.empty() ? std::string() : builder.finish(*reports.front());
+  if (reports.empty()) return {};
+  const HeapReport& first = *reports.front();
+  return builder.finish(first.dump.header.start_wall_ns, first.duration_ns, "inuse_space");
+}
+
+std::string export_pprof_values(const HeapReport& report, std::span<const PprofValues> values,
+                                const PprofWindow& window) {
+  ProfileBuilder builder;
+  builder.add_report(report, false, values);
+  return builder.finish(window.time_nanos, window.duration_nanos,
+                        window.default_alloc_space ? "alloc_space" : "inuse_space");
 }
 
 }  // namespace memrec::analyzer

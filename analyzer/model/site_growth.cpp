@@ -113,6 +113,25 @@ GrowthFit fit_growth(const GrowthSeries& series, const GrowthGrid& grid) {
   return fit;
 }
 
+GrowthSeries summed_growth_series(const AllocationTable& table, std::span<const std::uint32_t> sites,
+                                  const GrowthGrid& grid) {
+  GrowthSeries sum;
+  for (const std::uint32_t s : sites) {
+    const GrowthSeries one = site_growth_series(table, s, grid);
+    if (sum.bytes.empty()) {
+      sum = one;
+      continue;
+    }
+    for (std::size_t k = 0; k < one.bytes.size(); ++k) {
+      sum.bytes[k] += one.bytes[k];
+      sum.count[k] += one.count[k];
+    }
+    sum.bytes_at_from += one.bytes_at_from;
+    sum.bytes_at_to += one.bytes_at_to;
+  }
+  return sum;
+}
+
 std::vector<GrowthFit> fit_every_site(const AllocationTable& table, const GrowthGrid& grid) {
   std::vector<GrowthFit> fits(table.sites());
   for (std::uint32_t site = 0; site < fits.size(); ++site) {

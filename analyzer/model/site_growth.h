@@ -57,6 +57,9 @@ struct GrowthFit {
 };
 
 GrowthSeries site_growth_series(const AllocationTable& table, std::uint32_t site, const GrowthGrid& grid);
+// The sum of several sites' series (sites merged for display, or matched by a diff).
+GrowthSeries summed_growth_series(const AllocationTable& table, std::span<const std::uint32_t> sites,
+                                  const GrowthGrid& grid);
 GrowthFit fit_growth(const GrowthSeries& series, const GrowthGrid& grid);
 
 // Every site's fit over one range, and the sites ranked by score. Times are

@@ -16,7 +16,9 @@ Result<AllocationTable> allocation_table_of(const HeapReport& report, LoadOption
                                         " allocations, more than the allocation table can index: report it "
                                         "without --growth"};
   }
-  if (run->events != report.events || run->totals.allocations != report.totals.allocations) {
+  // A range's report counts only its allocations; the events are the whole file's either way.
+  const bool whole = report.window.from_ns == 0 && !report.window.to_ns;
+  if (run->events != report.events || (whole && run->totals.allocations != report.totals.allocations)) {
     return Error{ErrorCode::kIo, report.dump.path + " changed while it was read (" + std::to_string(run->events) +
                                      " events the second time, " + std::to_string(report.events) + " the first)"};
   }

@@ -145,6 +145,15 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   svr.Get("/api/diff/report", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_diff_report(data, params_of(req)));
   });
+  for (const auto& [path, profile] :
+       {std::pair{"/debug/pprof/heap", PprofProfile::kHeap}, std::pair{"/debug/pprof/allocs", PprofProfile::kAllocs}}) {
+    svr.Get(path, [&data, profile](const httplib::Request& req, httplib::Response& res) {
+      if (params_ok(req, res)) send_answer(res, api_pprof(data, profile, params_of(req)));
+    });
+  }
+  svr.Get(R"(/debug/pprof(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
+    send_error(res, 404, "memrec serves /debug/pprof/heap and /debug/pprof/allocs (docs/pprof.md).");
+  });
   svr.Get(R"(/api(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
     send_error(res, 404, "No such API endpoint: see docs/api.md.");
   });

@@ -80,6 +80,11 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
 ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index,
                          const ParamFn& param);
 ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param);
+// /debug/pprof/heap and /debug/pprof/allocs (view_pprof.cpp, docs/pprof.md):
+// ?dump=ID (default: the root process), ?at=T (a time spec; default the
+// end), ?seconds=N (the N seconds up to `at`, in-use as a delta).
+enum class PprofProfile { kHeap, kAllocs };
+ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param);
 // The diff endpoints take base=ID&new=ID and each side's range,
 // base_from/base_to and new_from/new_to (view_diff.h).
 ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param);

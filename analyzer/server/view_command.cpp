@@ -11,6 +11,8 @@
 // (model/heap_timeline.h). A small dump's table is built in the report's pass.
 #include "server/view_command.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,6 +37,18 @@ using Clock = std::chrono::steady_clock;
 
 long long ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(b - a).count();
+}
+
+// Whether --host keeps the view on this machine: 127.0.0.0/8, ::1 (or
+// v4-mapped 127.x) or "localhost". Any other name or address is warned about.
+bool loopback(const std::string& host) {
+  if (host == "localhost") return true;
+  in_addr v4{};
+  if (inet_pton(AF_INET, host.c_str(), &v4) == 1) return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (inet_pton(AF_INET6, host.c_str(), &v6) != 1) return false;
+  if (IN6_IS_ADDR_LOOPBACK(&v6)) return true;
+  return IN6_IS_ADDR_V4MAPPED(&v6) && v6.s6_addr[12] == 127;
 }
 
 bool serves_early(const ViewOptions& options, const std::string& path) {
@@ -205,8 +219,12 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
         const std::string host = v6 ? "[" + shown + "]" : shown;
         out << "memrec: serving " << data.dumps.size() << (data.dumps.size() == 1 ? " dump" : " dumps") << " at http://"
             << host << ":" << port << "/ (Ctrl-C stops)";
-        if (any)
-          out << "; listening on every interface: whoever reaches this machine's port " << port << " can read them";
+        const char* readable = " can read the dumps, their file names, paths and command lines";
+        if (any) {
+          out << "; listening on every interface: whoever reaches this machine's port " << port << readable;
+        } else if (!loopback(options.host)) {
+          out << "; listening on " << options.host << ", not loopback: whoever reaches it on port " << port << readable;
+        }
         out << std::endl;
         if (behind.empty()) return;
         err << "memrec: view: the whole run's figures, timeline, call sites and flamegraphs are served; ranges, "

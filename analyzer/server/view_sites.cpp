@@ -122,20 +122,7 @@ std::vector<GrowthFit> set_growth(const AllocationTable& t, const SiteSet& set, 
   if (set.grouping == nullptr) return fit_every_site(t, grid);
   std::vector<GrowthFit> out(set.sites->sites.size());
   for (std::uint32_t g = 0; g < out.size(); ++g) {
-    GrowthSeries sum;
-    for (const std::uint32_t s : set.grouping->members[g]) {
-      const GrowthSeries one = site_growth_series(t, s, grid);
-      if (sum.bytes.empty()) {
-        sum = one;
-        continue;
-      }
-      for (std::size_t k = 0; k < one.bytes.size(); ++k) {
-        sum.bytes[k] += one.bytes[k];
-        sum.count[k] += one.count[k];
-      }
-      sum.bytes_at_from += one.bytes_at_from;
-      sum.bytes_at_to += one.bytes_at_to;
-    }
+    const GrowthSeries sum = summed_growth_series(t, set.grouping->members[g], grid);
     if (!sum.bytes.empty()) out[g] = fit_growth(sum, grid);
   }
   return out;

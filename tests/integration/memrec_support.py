@@ -418,7 +418,8 @@ def diff_sites(doc: Mapping) -> list[dict]:
     frames, sites = doc["frames"], doc["sites"]
     keys = [json.dumps(f, sort_keys=True) for f in frames]
     assert len(set(keys)) == len(keys), "a frame is listed twice"
-    used = {i for s in sites for i in s["frames"]}
+    growth = doc["growth"]["sites"] if doc.get("growth") else []
+    used = {i for s in sites + growth for i in s["frames"]}
     assert used == set(range(len(frames))), "a frame index out of range, or a frame no site uses"
     return [{**s, "frames": [frames[i] for i in s["frames"]]} for s in sites]
 

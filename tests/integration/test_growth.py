@@ -134,3 +134,16 @@ def test_the_views_growth_sort_is_the_reports_ranking(build, tmp_path):
     finally:
         support.kill_tree(view.proc)
         view.proc.communicate()
+
+
+def test_a_range_restricts_the_fit(build, tmp_path):
+    # given the service run to its end (3 s, the cache cleared at shutdown)
+    run = record_service(build, tmp_path, "exit")
+    # when the growth is ranked over [1 s, 2.5 s] only
+    rep = support.only_process(support.report(build, run.dats[0], args=["--growth", "--from", "1s", "--to", "2.5s"]))
+    # then the fit spans that range after a tenth of it, and the cache grows at its rate there
+    g = rep["growth"]
+    assert (g["from_ns"], g["to_ns"], g["warmup_ns"]) == (1_150_000_000, 2_500_000_000, 150_000_000), g
+    name, cache = growth_by_function(build, rep)[0]
+    rate = expected_rate(run)
+    assert name == "cache_insert" and abs(cache["slope_bytes_per_minute"] - rate) <= 0.05 * rate, (cache, rate)

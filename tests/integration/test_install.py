@@ -85,7 +85,7 @@ def test_install_puts_exactly_memrec_the_preload_its_header_the_man_page_and_the
     # given scripts/install-into DESTDIR (the fixture)
     # then these files, and no test program or example, are installed
     files = {p.relative_to(installed.dest) for p in installed.dest.rglob("*") if not p.is_dir()}
-    docs = {installed.doc_dir / name for name in ("README.md", "reference.md", "analyzer.md", "exports.md", "api.md")}
+    docs = {installed.doc_dir / name for name in ("README.md", "reference.md", "analyzer.md", "exports.md", "api.md", "pprof.md")}
     want = {installed.memrec, installed.preload, installed.man_page, installed.mark_header, *docs}
     assert files == {p.relative_to(installed.dest) for p in want}, installed.output
     assert os.access(installed.memrec, os.X_OK)

@@ -12,6 +12,7 @@ import json
 import re
 import select
 import socket
+import subprocess
 import time
 from pathlib import Path
 
@@ -439,9 +440,42 @@ def test_host_any_prints_a_loopback_url_and_says_who_else_can_read(build, leak_d
         # and the line warns that the dumps are readable from elsewhere
         assert view.url_line == (f"memrec: serving 1 dump at http://127.0.0.1:{view.port}/ (Ctrl-C stops); "
                                  f"listening on every interface: whoever reaches this machine's port {view.port} "
-                                 "can read them\n")
+                                 "can read the dumps, their file names, paths and command lines\n")
         assert listening_addresses(view.port) == [("tcp", "0.0.0.0")]
         assert [d["id"] for d in view.json("/api/dumps")["dumps"]] == [0]
+    finally:
+        support.kill_tree(view.proc)
+        view.proc.communicate()
+
+
+def own_address() -> str | None:
+    """An IPv4 address of this machine other than loopback, if it has one."""
+    try:
+        out = subprocess.run(["hostname", "-I"], capture_output=True, text=True, timeout=10).stdout.split()
+    except OSError:
+        return None
+    return next((a for a in out if "." in a and not a.startswith("127.")), None)
+
+
+def test_host_other_than_loopback_says_who_else_can_read(build, leak_dump):
+    address = own_address()
+    if address is None:
+        pytest.skip("this machine has no IPv4 address but loopback")
+    # given memrec view --host ADDRESS, one of this machine's own
+    view = start_view(build, [leak_dump], "--host", address, host=address)
+    try:
+        # then the line warns that the dumps are readable from the network
+        assert view.url_line == (f"memrec: serving 1 dump at http://{address}:{view.port}/ (Ctrl-C stops); "
+                                 f"listening on {address}, not loopback: whoever reaches it on port {view.port} "
+                                 "can read the dumps, their file names, paths and command lines\n")
+        assert listening_addresses(view.port) == [("tcp", address)]
+    finally:
+        support.kill_tree(view.proc)
+        view.proc.communicate()
+    # while another loopback address than 127.0.0.1 is no warning
+    view = start_view(build, [leak_dump], "--host", "127.0.0.2", host="127.0.0.2")
+    try:
+        assert view.url_line == f"memrec: serving 1 dump at http://127.0.0.2:{view.port}/ (Ctrl-C stops)\n"
     finally:
         support.kill_tree(view.proc)
         view.proc.communicate()

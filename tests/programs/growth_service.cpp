@@ -3,7 +3,7 @@
 // Every tick (10 ms, paced by absolute deadlines, so the rate is exact on
 // average however late each wake-up is) it does four things, each in a
 // function of its own:
-//   cache_insert   one 1,000-byte entry, kept until shutdown: grows steadily
+//   cache_insert   one 1,000-byte entry (or ENTRY_BYTES), kept until shutdown: grows steadily
 //   pool_refresh   frees the oldest of 64 buffers of 512 bytes, allocates a new one: flat
 //   sawtooth_push  a 4 KiB chunk, all of them freed every 25 ticks: a sawtooth
 //   burst_once     once, half-way: one 128 KiB block, kept until shutdown: a single jump
@@ -11,6 +11,7 @@
 //   growth_service TICKS exit      runs TICKS ticks, clears everything, exits 0
 //   growth_service TICKS sigterm   ticks until SIGTERM, then the same
 //   growth_service TICKS forever   ticks until killed (a test sends SIGKILL)
+//   (a third argument sets the cache entries' size)
 // (the burst comes at tick TICKS / 2 in every mode)
 // Prints "ready" after the first tick, and at shutdown the cache's entries and
 // the monotonic time of its first and last insert, from which a test derives
@@ -27,7 +28,6 @@
 namespace {
 
 constexpr long kTickNs = 10'000'000;
-constexpr std::size_t kEntryBytes = 1000;
 constexpr int kPoolSize = 64;
 constexpr int kSawtoothTeeth = 25;
 
@@ -35,6 +35,7 @@ struct Entry {
   Entry* next;
 };
 
+std::size_t g_entry_bytes = 1000;
 Entry* g_cache = nullptr;
 long g_entries = 0;
 long long g_first_insert_ns = 0;
@@ -53,9 +54,9 @@ long long now_ns() {
 }
 
 NOINLINE void cache_insert() {
-  auto* e = static_cast<Entry*>(std::malloc(kEntryBytes));
+  auto* e = static_cast<Entry*>(std::malloc(g_entry_bytes));
   if (e == nullptr) die("malloc");
-  std::memset(e, 0x5a, kEntryBytes);
+  std::memset(e, 0x5a, g_entry_bytes);
   e->next = g_cache;
   g_cache = e;
   g_last_insert_ns = now_ns();
@@ -98,7 +99,7 @@ void shutdown() {
   for (void* p : g_pool) std::free(p);
   for (void* p : g_sawtooth) std::free(p);
   std::free(g_burst);
-  std::printf("cache %ld entries of %zu bytes, first %lld ns, last %lld ns\n", g_entries, kEntryBytes,
+  std::printf("cache %ld entries of %zu bytes, first %lld ns, last %lld ns\n", g_entries, g_entry_bytes,
               g_first_insert_ns, g_last_insert_ns);
 }
 
@@ -108,10 +109,12 @@ void on_sigterm(int) { g_stop = 1; }
 
 int main(int argc, char** argv) {
   setup_stdout();
-  if (argc != 3) {
-    std::fprintf(stderr, "usage: growth_service TICKS exit|sigterm|forever\n");
+  if (argc != 3 && argc != 4) {
+    std::fprintf(stderr, "usage: growth_service TICKS exit|sigterm|forever [ENTRY_BYTES]\n");
     return 1;
   }
+  if (argc == 4) g_entry_bytes = std::strtoul(argv[3], nullptr, 10);
+  if (g_entry_bytes < sizeof(Entry)) g_entry_bytes = sizeof(Entry);
   const long ticks = std::atol(argv[1]);
   const bool until_signal = std::strcmp(argv[2], "exit") != 0;
   if (std::strcmp(argv[2], "sigterm") == 0) {

@@ -1,0 +1,106 @@
+// /debug/pprof/heap and /debug/pprof/allocs: Go's net/http/pprof paths, so
+// `go tool pprof`, Pyroscope and Parca read a memrec view as they read a Go
+// service (docs/pprof.md). Both are gzipped profile.proto with the sample
+// types of `memrec export --format pprof`; allocs only makes alloc_space the
+// default. Without parameters the heap profile is that export's file, byte
+// for byte; ?at=T and ?seconds=N answer from the allocation table.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/time_spec.h"
+#include "export/export_writers.h"
+#include "model/window_figures.h"
+#include "reports/process_tree.h"
+#include "server/view_api.h"
+#include "server/view_params.h"
+
+namespace memrec::analyzer::server {
+namespace {
+
+// ?dump=ID, else the root of the process tree (the service, not a child it spawned).
+std::variant<const ViewDump*, ApiError> pprof_dump(const ViewData& data, const ParamFn& param) {
+  if (const auto id = param("dump")) return find_dump(data, *id);
+  if (data.dumps.empty()) return ApiError{404, "No dump is loaded."};
+  std::vector<ProcessKey> keys;
+  for (const ViewDump& d : data.dumps) {
+    keys.push_back({d.report.dump.header.pid, d.report.dump.header.ppid, d.report.dump.header.start_mono_ns});
+  }
+  return &data.dumps[order_process_tree(keys).front().input];
+}
+
+// ?at=T: a time spec (1.5s, 200ms, mark:LABEL), relative to the dump's
+// start, clamped to its end; absent: the end.
+std::variant<std::uint64_t, ApiError> at_param(const ViewDump& d, const ParamFn& param) {
+  const std::uint64_t duration = d.report.duration_ns;
+  const auto text = param("at");
+  if (!text) return duration;
+  auto point = parse_time_point(*text);
+  if (!point) return ApiError{400, "at: " + point.error().message + "."};
+  if (!point->mark) return std::min(point->ns, duration);
+  auto at = resolve_mark(*point->mark, d.report.dump.markers, d.start_ns(), d.report.dump.path);
+  if (!at) return ApiError{400, "at: " + at.error().message + "."};
+  return std::min(*at, duration);
+}
+
+std::int64_t as_signed(std::uint64_t n) { return static_cast<std::int64_t>(n); }
+
+// Allocations in [from, to] (relative), and what was live after `to` minus,
+// with `delta`, what was live before `from` (Go's ?seconds=N subtracts the
+// whole profile, in-use figures included).
+std::vector<PprofValues> window_values(const AllocationTable& t, const ViewDump& d, std::uint64_t from,
+                                       std::uint64_t to, bool delta) {
+  const std::uint64_t start = d.start_ns();
+  const WindowFigures figures = window_figures(t, TimeWindow{start + from, start + to});
+  const SiteLive after = live_by_site(t, cursor_at(t, start + to));
+  std::vector<PprofValues> values(figures.sites.size());
+  for (std::size_t s = 0; s < values.size(); ++s) {
+    const SiteFigures& f = figures.sites[s];
+    values[s] = {as_signed(f.allocations), as_signed(f.allocated_bytes), as_signed(after.count[s]),
+                 as_signed(after.bytes[s])};
+  }
+  if (delta) {
+    const SiteLive before = live_by_site(t, cursor_before(t, start + from));
+    for (std::size_t s = 0; s < values.size(); ++s) {
+      values[s].inuse_objects -= as_signed(before.count[s]);
+      values[s].inuse_space -= as_signed(before.bytes[s]);
+    }
+  }
+  return values;
+}
+
+}  // namespace
+
+ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param) {
+  const auto found = pprof_dump(data, param);
+  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
+  const ViewDump& d = *std::get<const ViewDump*>(found);
+  const auto at = at_param(d, param);
+  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
+  const std::uint64_t end = std::get<std::uint64_t>(at);
+  std::optional<std::uint64_t> seconds;
+  if (const auto text = param("seconds")) {
+    seconds = parse_count(*text, 1ull << 32);
+    if (!seconds || *seconds == 0) return fail(400, "seconds must be a whole number of seconds, at least 1.");
+  }
+  const bool allocs = profile == PprofProfile::kAllocs;
+  ApiAnswer answer;
+  answer.file = ApiFile{{}, "application/octet-stream", "profile"};
+  if (!seconds && !param("at")) {
+    answer.file->bytes =
+        allocs ? export_pprof_values(d.report, {}, {d.report.dump.header.start_wall_ns, d.report.duration_ns, true})
+               : export_pprof({&d.report});
+    return answer;
+  }
+  const AllocationTable* t = d.table();
+  if (t == nullptr) return fail(table_missing(d));
+  const std::uint64_t from = seconds ? end - std::min(end, *seconds * 1'000'000'000) : 0;
+  const std::vector<PprofValues> values = window_values(*t, d, from, end, seconds.has_value());
+  answer.file->bytes =
+      export_pprof_values(d.report, values, {d.report.dump.header.start_wall_ns + from, end - from, allocs});
+  return answer;
+}
+
+}  // namespace memrec::analyzer::server
