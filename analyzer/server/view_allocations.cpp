@@ -10,6 +10,7 @@
 #include "model/allocation_filter.h"
 #include "reports/report_output.h"
 #include "reports/site_match.h"
+#include "server/request_resolver.h"
 #include "server/view_api.h"
 #include "server/view_params.h"
 #include "server/view_sites.h"
@@ -56,15 +57,15 @@ json row_json(const ViewDump& d, const SiteSet& set, std::uint32_t r) {
 
 std::optional<ApiError> read_filter(const ViewDump& d, const SiteSet& set, const ParamFn& param, RowFilter& f) {
   const AllocationTable& t = *d.table();  // the handlers checked table_of()
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return *e;
-  const TimeWindow& w = std::get<TimeWindow>(range);
+  Resolver request(d, param);
+  const std::optional<TimeWindow> range = request.range();
+  if (request.failed()) return request.error();
+  const TimeWindow& w = *range;
   f.lo = w.from_ns == 0 ? 0 : rows_until(t, w.from_ns - 1);
   f.hi = rows_until(t, w.to_ns);
   AllocationFilter& rows = f.rows;
-  const auto alive = time_param(d, param, "alive_at");
-  if (const auto* e = std::get_if<ApiError>(&alive)) return *e;
-  rows.alive_at_ns = std::get<0>(alive);
+  rows.alive_at_ns = request.time("alive_at");
+  if (request.failed()) return request.error();
   for (const char* name : {"leaked", "realloc"}) {
     if (const auto v = param(name)) {
       if (*v != "0" && *v != "1") return ApiError{400, std::string(name) + " must be 0 or 1."};
@@ -77,9 +78,9 @@ std::optional<ApiError> read_filter(const ViewDump& d, const SiteSet& set, const
                                                            {"min_life_ns", &rows.min_life_ns},
                                                            {"max_life_ns", &rows.max_life_ns}};
   for (const auto& [name, into] : bounds) {
-    const auto v = count_param(param, name, 0, ~0ull, *into);
-    if (const auto* e = std::get_if<ApiError>(&v)) return *e;
-    *into = std::get<std::uint64_t>(v);
+    const std::optional<std::uint64_t> v = request.count(name, 0, ~0ull, *into);
+    if (request.failed()) return request.error();
+    *into = *v;
   }
   if (param("thread")) {
     const std::size_t n = d.report.dump.threads.size();
@@ -114,14 +115,13 @@ std::optional<ApiError> read_filter(const ViewDump& d, const SiteSet& set, const
 }  // namespace
 
 ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto table = table_of(d);
-  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
-  const auto found_set = site_set_of(d, param);
-  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
-  const SiteSet& set = std::get<SiteSet>(found_set);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  const AllocationTable* table = request.table();
+  const std::optional<SiteSet> found_set = request.sites();
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const SiteSet& set = *found_set;
   RowFilter f;
   if (const auto e = read_filter(d, set, param, f)) return fail(*e);
   const std::string sort_name = param("sort").value_or("time");
@@ -138,14 +138,13 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const std::string order = param("order").value_or("asc");
   if (order != "asc" && order != "desc") return fail(400, "order must be asc or desc.");
   const bool desc = order == "desc";
-  const auto offset_v = count_param(param, "offset", 0, 1ull << 32, 0);
-  if (const auto* e = std::get_if<ApiError>(&offset_v)) return fail(*e);
-  const auto limit_v = count_param(param, "limit", 1, kMaxLimit, kDefaultLimit);
-  if (const auto* e = std::get_if<ApiError>(&limit_v)) return fail(*e);
-  const std::uint64_t offset = std::get<std::uint64_t>(offset_v);
-  const std::uint64_t limit = std::get<std::uint64_t>(limit_v);
+  const std::optional<std::uint64_t> offset_v = request.count("offset", 0, 1ull << 32, 0);
+  const std::optional<std::uint64_t> limit_v = request.count("limit", 1, kMaxLimit, kDefaultLimit);
+  if (request.failed()) return request.failure();
+  const std::uint64_t offset = *offset_v;
+  const std::uint64_t limit = *limit_v;
 
-  const RowPage page = allocation_page(*std::get<const AllocationTable*>(table), f, sort, desc, offset, limit);
+  const RowPage page = allocation_page(*table, f, sort, desc, offset, limit);
   json rows = json::array();
   for (const std::uint32_t r : page.rows) rows.push_back(row_json(d, set, r));
   return ok({{"total", page.total}, {"offset", offset}, {"limit", limit}, {"rows", std::move(rows)}});
@@ -153,17 +152,16 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
 
 ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index,
                          const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto options = site_options(param);
-  if (const auto* e = std::get_if<ApiError>(&options)) return fail(*e);
-  const SiteSet set = site_set(d, std::get<SiteOptions>(options));
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  const std::optional<SiteOptions> options = request.take(site_options(param));
+  const AllocationTable* table = request.table();
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const SiteSet set = site_set(d, *options);
   // The block's own stack: its report site's, folded as the set folds it.
-  const SiteSet own = site_set(d, SiteOptions{std::get<SiteOptions>(options).raw, false});
-  const auto table = table_of(d);
-  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
-  const AllocationTable& t = *std::get<const AllocationTable*>(table);
+  const SiteSet own = site_set(d, SiteOptions{options->raw, false});
+  const AllocationTable& t = *table;
   if (index.size() > 10) return fail(400, "The allocation index is too long.");
   const auto n = parse_count(index, ~0ull);
   if (!n) return fail(400, "The allocation index must be a number.");

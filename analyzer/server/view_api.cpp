@@ -15,6 +15,7 @@
 #include "reports/info_report.h"
 #include "reports/report_output.h"
 #include "reports/site_label.h"
+#include "server/request_resolver.h"
 #include "server/view_params.h"
 #include "server/view_sites.h"
 
@@ -183,15 +184,13 @@ ApiAnswer api_dumps(const ViewData& data) {
 }
 
 ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
-  const TimeWindow& w = std::get<TimeWindow>(range);
-  const auto figures = figures_of(d, w);
-  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
-  const auto& fig = std::get<0>(figures);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  const std::optional<TimeWindow> range = request.range();
+  const auto fig = request.figures(range);
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const TimeWindow& w = *range;
   const HeapReport& r = d.report;
   WindowedFigures wf{RelativeWindow{w.from_ns - d.start_ns(), std::nullopt},
                      fig->totals,
@@ -259,12 +258,12 @@ json timeline_json(const ViewDump& d, const TimeWindow& w, std::uint64_t width,
 }
 
 ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
-  const TimeWindow& w = std::get<TimeWindow>(range);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  const std::optional<TimeWindow> range = request.range();
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const TimeWindow& w = *range;
   // Before the table, the whole run's comes from the report's pass: its
   // buckets are as exact as the table's, but 2^k µs wide.
   if (d.table() == nullptr && d.early_timeline && !param("from") && !param("to")) {
@@ -272,9 +271,9 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
     body["table"] = table_state(d);
     return ok(std::move(body));
   }
-  const auto table = table_of(d);
-  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
-  const AllocationTable& t = *std::get<0>(table);
+  const AllocationTable* table = request.table();
+  if (request.failed()) return request.failure();
+  const AllocationTable& t = *table;
 
   const auto span = static_cast<unsigned __int128>(w.to_ns - w.from_ns) + 1;
   const auto width = static_cast<std::uint64_t>((span + kMaxBuckets - 1) / kMaxBuckets);
@@ -309,38 +308,27 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
 }
 
 ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
   const std::string sort = param("sort").value_or("leaked");
   const SortKey* key = find_key(sort);
-  if (key == nullptr) return fail(400, "Unknown sort '" + sort.substr(0, 40) + "': use one of " + sort_names() + ".");
-  const auto offset = count_param(param, "offset", 0, 1ull << 32, 0);
-  if (const auto* e = std::get_if<ApiError>(&offset)) return fail(*e);
-  const auto limit = count_param(param, "limit", 1, kMaxLimit, kDefaultLimit);
-  if (const auto* e = std::get_if<ApiError>(&limit)) return fail(*e);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
-  const auto at = time_param(d, param, "at");
-  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
-  const std::optional<std::uint64_t> at_ns = std::get<0>(at);
-  if (sort == "live" && !at_ns) return fail(400, "sort=live needs at=T (ns since the dump's start).");
+  if (key == nullptr)
+    request.refuse(400, "Unknown sort '" + sort.substr(0, 40) + "': use one of " + sort_names() + ".");
+  const std::optional<std::uint64_t> offset = request.count("offset", 0, 1ull << 32, 0);
+  const std::optional<std::uint64_t> limit = request.count("limit", 1, kMaxLimit, kDefaultLimit);
+  const std::optional<TimeWindow> range = request.range();
+  const std::optional<std::uint64_t> at_ns = request.time("at");
+  if (sort == "live" && !at_ns) request.refuse(400, "sort=live needs at=T (ns since the dump's start).");
   const bool growth = sort == "growth" || param("growth") == "1";
-  std::optional<std::uint64_t> spark;
-  if (param("spark")) {
-    const auto n = count_param(param, "spark", 8, 128, 0);
-    if (const auto* e = std::get_if<ApiError>(&n)) return fail(*e);
-    spark = std::get<std::uint64_t>(n);
-  }
-  const auto found_set = site_set_of(d, param);
-  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
-  const SiteSet& set = std::get<SiteSet>(found_set);
-  const TimeWindow& w = std::get<TimeWindow>(range);
-  const auto figures = figures_of(d, w);
-  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
+  const std::optional<std::uint64_t> spark = param("spark") ? request.count("spark", 8, 128, 0) : std::nullopt;
+  const std::optional<SiteSet> found_set = request.sites();
+  const auto figures = request.figures(range);
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const SiteSet& set = *found_set;
+  const TimeWindow& w = *range;
   std::vector<SiteFigures> sums;
-  const std::vector<SiteFigures>& fig = set_figures(set, std::get<0>(figures)->sites, sums);
+  const std::vector<SiteFigures>& fig = set_figures(set, figures->sites, sums);
   const AllocationTable* t = d.table();  // looked at once: it may be published meanwhile
   if ((at_ns || growth) && t == nullptr) return fail(table_missing(d));
   std::optional<SiteLive> live;
@@ -350,8 +338,8 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr, growth ? &fits : nullptr};
   const std::vector<std::size_t> order = ranked(set, values, *key, Listed::kAnyFigure);
 
-  const std::uint64_t first = std::get<std::uint64_t>(offset);
-  const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + std::get<std::uint64_t>(limit));
+  const std::uint64_t first = *offset;
+  const std::uint64_t end = std::min<std::uint64_t>(order.size(), first + *limit);
   std::vector<std::uint32_t> page;
   for (std::uint64_t i = first; i < end; ++i) page.push_back(static_cast<std::uint32_t>(order[i]));
   // Sparklines come from the table: while it is built, the rows go without.
@@ -376,7 +364,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
       row["spark"] = std::vector<std::uint64_t>(sparks.begin() + p * *spark, sparks.begin() + (p + 1) * *spark);
     rows.push_back(std::move(row));
   }
-  json body = {{"sort", sort},          {"offset", first},          {"limit", std::get<std::uint64_t>(limit)},
+  json body = {{"sort", sort},          {"offset", first},          {"limit", *limit},
                {"total", order.size()}, {"sites", std::move(rows)}, {"range", range_json(d, w)}};
   if (at_ns) body["at_ns"] = *at_ns - d.start_ns();
   if (growth) {
@@ -388,38 +376,27 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   return ok(std::move(body));
 }
 
-std::variant<MetricValues, ApiError> metric_values(const ViewDump& d, const ParamFn& param) {
+Checked<MetricValues> metric_values(const ViewDump& d, const ParamFn& param) {
   const std::string metric = param("metric").value_or("leaked");
   const SortKey* key = find_key(metric);
   if (key == nullptr || metric == "count" || metric == "retained" || metric == "growth") {
     return ApiError{400, "Unknown metric '" + metric.substr(0, 40) +
                              "': use one of leaked, peak, allocated, allocations, temporary, live."};
   }
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return *e;
-  const auto at = time_param(d, param, "at");
-  if (const auto* e = std::get_if<ApiError>(&at)) return *e;
-  if (metric == "live" && !std::get<0>(at)) return ApiError{400, "metric=live needs at=T (ns since the dump's start)."};
-  const auto options = site_options(param);
-  if (const auto* e = std::get_if<ApiError>(&options)) return *e;
+  Resolver request(d, param);
+  const std::optional<TimeWindow> range = request.range();
+  const std::optional<std::uint64_t> at_ns = request.time("at");
+  if (metric == "live" && !at_ns) request.refuse(400, "metric=live needs at=T (ns since the dump's start).");
+  const std::optional<SiteOptions> options = request.take(site_options(param));
+  const auto fig = request.figures(range);
+  const AllocationTable* t = metric == "live" ? request.table() : nullptr;
+  if (request.failed()) return request.error();
   // ?group=label changes no flamegraph: its leaves already merge by name on
   // each path, and a merged site keeps one member's frames, which would move
   // the other members' values onto that member's path.
-  MetricValues out{metric,
-                   site_set(d, SiteOptions{std::get<SiteOptions>(options).raw, false}),
-                   {},
-                   std::get<TimeWindow>(range),
-                   std::get<0>(at)};
-  const auto figures = figures_of(d, out.window);
-  if (const auto* e = std::get_if<ApiError>(&figures)) return *e;
-  const auto& fig = std::get<0>(figures);
+  MetricValues out{metric, site_set(d, SiteOptions{options->raw, false}), {}, *range, at_ns};
   std::optional<SiteLive> live;
-  if (metric == "live") {
-    const auto table = table_of(d);
-    if (const auto* e = std::get_if<ApiError>(&table)) return *e;
-    const AllocationTable& t = *std::get<0>(table);
-    live = live_by_site(t, cursor_at(t, *out.at_ns));
-  }
+  if (t != nullptr) live = live_by_site(*t, cursor_at(*t, *at_ns));
   const SiteValues values{out.set.sites->sites, fig->sites, live ? &*live : nullptr};
   out.values.resize(out.set.sites->sites.size());
   for (std::size_t i = 0; i < out.values.size(); ++i) out.values[i] = key->value(values, i);
@@ -427,12 +404,13 @@ std::variant<MetricValues, ApiError> metric_values(const ViewDump& d, const Para
 }
 
 ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto got = metric_values(d, param);
-  if (const auto* e = std::get_if<ApiError>(&got)) return fail(*e);
-  const MetricValues& m = std::get<MetricValues>(got);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const std::optional<MetricValues> got = request.take(metric_values(d, param));
+  if (request.failed()) return request.failure();
+  const MetricValues& m = *got;
 
   const auto invert = param("invert");
   if (invert && *invert != "0" && *invert != "1") return fail(400, "invert must be 0 or 1.");
@@ -456,27 +434,25 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
 }
 
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto found_set = site_set_of(d, param);
-  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
-  const SiteSet& set = std::get<SiteSet>(found_set);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  const std::optional<SiteSet> found_set = request.sites();
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const SiteSet& set = *found_set;
   const CallSites& cs = *set.sites;
   if (site_id.size() > 9) return fail(400, "The site id is too long.");
   const auto n = parse_count(site_id, ~0ull);
   if (!n) return fail(400, "The site id must be a number.");
   if (*n >= cs.sites.size()) return fail(404, "No call site has id " + site_id + ".");
   const auto id = static_cast<std::uint32_t>(*n);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
-  const auto at = time_param(d, param, "at");
-  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
-  const TimeWindow& w = std::get<TimeWindow>(range);
-  const auto figures = figures_of(d, w);
-  if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
+  const std::optional<TimeWindow> range = request.range();
+  const std::optional<std::uint64_t> at = request.time("at");
+  const auto figures = request.figures(range);
+  if (request.failed()) return request.failure();
+  const TimeWindow& w = *range;
   const CallSite& s = cs.sites[id];
-  json body = site_figures_json(with_figures(s, site_figures(set, id, std::get<0>(figures)->sites)));
+  json body = site_figures_json(with_figures(s, site_figures(set, id, figures->sites)));
   body["id"] = id;
   put_site_label(body, cs, s);
   body["frames"] = frames_json(cs, s.frames, s.label_frame);
@@ -490,10 +466,10 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
     body["path_count"] = s.paths.size();
   }
   body["range"] = range_json(d, w);
-  if (const std::optional<std::uint64_t> t = std::get<0>(at)) {
-    const auto table = table_of(d);
-    if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
-    const AllocationTable& tab = *std::get<0>(table);
+  if (const std::optional<std::uint64_t> t = at) {
+    const AllocationTable* table = request.table();
+    if (request.failed()) return request.failure();
+    const AllocationTable& tab = *table;
     std::uint64_t bytes = 0;
     std::uint64_t count = 0;
     for (const std::uint32_t member : set.members(id)) {
@@ -513,9 +489,11 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
 }
 
 ApiAnswer api_threads(const ViewData& data, const std::string& dump_id) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const auto& threads = std::get<const ViewDump*>(found)->report.dump.threads;
+  const ParamFn none = [](const std::string&) { return std::optional<std::string>(); };
+  Resolver request(data, none);
+  const ViewDump* found = request.dump(dump_id);
+  if (request.failed()) return request.failure();
+  const auto& threads = found->report.dump.threads;
   json list = json::array();
   for (std::size_t i = 0; i < threads.size(); ++i) {
     list.push_back({{"index", i},
@@ -526,19 +504,17 @@ ApiAnswer api_threads(const ViewData& data, const std::string& dump_id) {
 }
 
 ApiAnswer api_instant(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto at = time_param(d, param, "at");
-  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
-  if (!std::get<0>(at)) return fail(400, "instant needs at=T (ns since the dump's start).");
-  const auto found_set = site_set_of(d, param);
-  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
-  const SiteSet& set = std::get<SiteSet>(found_set);
-  const std::uint64_t at_ns = *std::get<0>(at);
-  const auto table = table_of(d);
-  if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
-  const AllocationTable& t = *std::get<0>(table);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  const std::optional<std::uint64_t> at = request.time("at");
+  if (!at) request.refuse(400, "instant needs at=T (ns since the dump's start).");
+  const std::optional<SiteSet> found_set = request.sites();
+  const AllocationTable* table = request.table();
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const SiteSet& set = *found_set;
+  const std::uint64_t at_ns = *at;
+  const AllocationTable& t = *table;
   const EventCursor c = cursor_at(t, at_ns);
   const SiteLive live = set_live(set, live_by_site(t, c));
   const auto whole = range_figures(d, TimeWindow{d.start_ns(), std::max(d.end_ns(), d.start_ns())});

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,6 +36,11 @@ struct ApiError {
   // While the table is built: how far (`{"building": percent}`, so the page waits and asks again).
   std::optional<unsigned> building_percent = std::nullopt;
 };
+
+// A request's value, or why the API refuses it (server/request_resolver.h
+// resolves them in order and keeps the first refusal).
+template <typename T>
+using Checked = std::variant<T, ApiError>;
 
 // A download instead of JSON (/export).
 struct ApiFile {

@@ -10,6 +10,7 @@
 
 #include "diff/site_diff.h"
 #include "reports/flame_tree.h"
+#include "server/request_resolver.h"
 #include "server/view_params.h"
 #include "server/view_sites.h"
 
@@ -21,22 +22,19 @@ using nlohmann::json;
 constexpr std::uint64_t kDefaultRows = 100;
 constexpr std::uint64_t kMaxRows = 5000;
 
-std::variant<DiffSideRequest, ApiError> side_request(const ViewData& data, const ParamFn& param, const char* name) {
+Checked<DiffSideRequest> side_request(const ViewData& data, const ParamFn& param, const char* name) {
   const auto id = param(name);
-  const auto found = find_dump(data, *id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return *e;
-  DiffSideRequest side;
-  side.dump = std::get<const ViewDump*>(found);
-  side.id = std::stoull(*id);
-  const ViewDump& d = *side.dump;
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(*id);
   const std::string from_name = std::string(name) + "_from";
   const std::string to_name = std::string(name) + "_to";
-  const auto from = time_param(d, param, from_name);
-  if (const auto* e = std::get_if<ApiError>(&from)) return *e;
-  const auto to = time_param(d, param, to_name);
-  if (const auto* e = std::get_if<ApiError>(&to)) return *e;
-  const std::optional<std::uint64_t> from_abs = std::get<0>(from);
-  const std::optional<std::uint64_t> to_abs = std::get<0>(to);
+  const std::optional<std::uint64_t> from_abs = request.time(from_name);
+  const std::optional<std::uint64_t> to_abs = request.time(to_name);
+  if (request.failed()) return request.error();
+  DiffSideRequest side;
+  side.dump = found;
+  side.id = std::stoull(*id);
+  const ViewDump& d = *side.dump;
   if (from_abs) side.from_ns = *from_abs - d.start_ns();
   if (to_abs) side.to_ns = *to_abs - d.start_ns();
   side.window.from_ns = from_abs.value_or(d.start_ns());
@@ -96,24 +94,23 @@ struct Sides {
   std::shared_ptr<const RangeFigures> next_figures;
 };
 
-std::variant<Sides, ApiError> sides_of(const ViewData& data, const ParamFn& param, std::string_view endpoint) {
-  auto found = diff_request(data, param, endpoint);
-  if (const auto* e = std::get_if<ApiError>(&found)) return *e;
+Checked<Sides> sides_of(const ViewData& data, const ParamFn& param, std::string_view endpoint) {
+  Resolver request(data, param);
+  std::optional<DiffRequest> found = request.take(diff_request(data, param, endpoint));
+  if (request.failed()) return request.error();
   Sides s;
-  s.request = std::get<DiffRequest>(found);
+  s.request = std::move(*found);
   s.metric = param("metric").value_or("leaked");
   if (!metric_field(s.metric)) return unknown_metric(s.metric);
-  const auto options = site_options(param);
-  if (const auto* e = std::get_if<ApiError>(&options)) return *e;
-  const SiteOptions naming{std::get<SiteOptions>(options).raw, false};
+  const std::optional<SiteOptions> options = request.take(site_options(param));
+  if (request.failed()) return request.error();
+  const SiteOptions naming{options->raw, false};
   s.base_set = site_set(*s.request.base.dump, naming);
   s.next_set = site_set(*s.request.next.dump, naming);
-  auto base = figures_of(*s.request.base.dump, s.request.base.window);
-  if (const auto* e = std::get_if<ApiError>(&base)) return *e;
-  auto next = figures_of(*s.request.next.dump, s.request.next.window);
-  if (const auto* e = std::get_if<ApiError>(&next)) return *e;
-  s.base_figures = std::get<0>(base);
-  s.next_figures = std::get<0>(next);
+  s.base_figures = request.take(figures_of(*s.request.base.dump, s.request.base.window)).value_or(nullptr);
+  if (request.failed()) return request.error();
+  s.next_figures = request.take(figures_of(*s.request.next.dump, s.request.next.window)).value_or(nullptr);
+  if (request.failed()) return request.error();
   return s;
 }
 
@@ -179,18 +176,18 @@ json row_json(const Sides& s, const SiteDiff& site, std::uint64_t DiffFigures::*
 
 }  // namespace
 
-std::variant<DiffRequest, ApiError> diff_request(const ViewData& data, const ParamFn& param,
-                                                 std::string_view endpoint) {
+Checked<DiffRequest> diff_request(const ViewData& data, const ParamFn& param, std::string_view endpoint) {
   if (!param("base") || !param("new")) {
     return ApiError{400, std::string(endpoint) +
                              " needs base=ID and new=ID (dump ids from /api/dumps; the same id twice compares two "
                              "ranges of one dump)."};
   }
-  auto base = side_request(data, param, "base");
-  if (const auto* e = std::get_if<ApiError>(&base)) return *e;
-  auto next = side_request(data, param, "new");
-  if (const auto* e = std::get_if<ApiError>(&next)) return *e;
-  return DiffRequest{std::get<DiffSideRequest>(base), std::get<DiffSideRequest>(next)};
+  Resolver request(data, param);
+  const std::optional<DiffSideRequest> base = request.take(side_request(data, param, "base"));
+  if (request.failed()) return request.error();
+  const std::optional<DiffSideRequest> next = request.take(side_request(data, param, "new"));
+  if (request.failed()) return request.error();
+  return DiffRequest{*base, *next};
 }
 
 json side_range_json(const DiffSideRequest& side) {
@@ -198,9 +195,10 @@ json side_range_json(const DiffSideRequest& side) {
 }
 
 ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
-  const auto found = sides_of(data, param, "diff/flame");
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const Sides& s = std::get<Sides>(found);
+  Resolver request(data, param);
+  const std::optional<Sides> found = request.take(sides_of(data, param, "diff/flame"));
+  if (request.failed()) return request.failure();
+  const Sides& s = *found;
   DiffTree tree;
   const auto field = *metric_field(s.metric);
   add_sites(tree, *s.base_set.sites, s.base_figures->sites, field, 0);
@@ -218,14 +216,15 @@ ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param) {
 }
 
 ApiAnswer api_diff_sites(const ViewData& data, const ParamFn& param) {
-  const auto found = sides_of(data, param, "diff/sites");
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const Sides& s = std::get<Sides>(found);
+  Resolver request(data, param);
+  const std::optional<Sides> found = request.take(sides_of(data, param, "diff/sites"));
+  if (request.failed()) return request.failure();
+  const Sides& s = *found;
   const std::string sort = param("sort").value_or("magnitude");
   const auto order = row_order(sort);
   if (!order) return fail(400, "Unknown sort '" + sort.substr(0, 40) + "': use one of magnitude, delta, percent.");
-  const auto limit = count_param(param, "limit", 1, kMaxRows, kDefaultRows);
-  if (const auto* e = std::get_if<ApiError>(&limit)) return fail(*e);
+  const std::optional<std::uint64_t> limit = request.count("limit", 1, kMaxRows, kDefaultRows);
+  if (request.failed()) return request.failure();
   const auto field = *metric_field(s.metric);
 
   const HeapDiff d = diff_sides(side_of(s.base_set, *s.base_figures), side_of(s.next_set, *s.next_figures));
@@ -247,7 +246,7 @@ ApiAnswer api_diff_sites(const ViewData& data, const ParamFn& param) {
     return false;
   });
   json out = json::array();
-  const std::uint64_t shown = std::min<std::uint64_t>(rows.size(), std::get<std::uint64_t>(limit));
+  const std::uint64_t shown = std::min<std::uint64_t>(rows.size(), *limit);
   for (std::uint64_t i = 0; i < shown; ++i) out.push_back(row_json(s, *rows[i], field));
   json body = head_json(s);
   body["sort"] = sort;

@@ -28,7 +28,7 @@ struct DiffRequest {
 };
 
 // The request's dumps and ranges, or why not (400/404); `endpoint` names it in messages.
-std::variant<DiffRequest, ApiError> diff_request(const ViewData& data, const ParamFn& param, std::string_view endpoint);
+Checked<DiffRequest> diff_request(const ViewData& data, const ParamFn& param, std::string_view endpoint);
 
 // {"from_ns", "to_ns"}, relative, of a side (to_ns null: the end).
 nlohmann::json side_range_json(const DiffSideRequest& side);

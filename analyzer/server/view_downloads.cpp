@@ -16,6 +16,7 @@
 #include "common/exit_codes.h"
 #include "diff/diff_command.h"
 #include "export/export_command.h"
+#include "server/request_resolver.h"
 #include "server/view_api.h"
 #include "server/view_diff.h"
 #include "server/view_params.h"
@@ -55,9 +56,10 @@ std::string dump_stem(const std::string& path) {
 }  // namespace
 
 ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
   const std::string format = param("format").value_or("");
   const auto info =
       std::find_if(kFormats.begin(), kFormats.end(), [&](const FormatInfo& f) { return f.name == format; });
@@ -106,9 +108,10 @@ ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const Par
 }
 
 ApiAnswer api_diff_report(const ViewData& data, const ParamFn& param) {
-  const auto found = diff_request(data, param, "diff/report");
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const DiffRequest& pair = std::get<DiffRequest>(found);
+  Resolver request(data, param);
+  const std::optional<DiffRequest> found = request.take(diff_request(data, param, "diff/report"));
+  if (request.failed()) return request.failure();
+  const DiffRequest& pair = *found;
   const std::string format = param("format").value_or("");
   if (format != "json" && format != "text") {
     return fail(400, "Unknown format '" + format.substr(0, 40) + "': use json or text.");

@@ -10,6 +10,7 @@
 
 #include "reports/caller_callee.h"
 #include "reports/site_label.h"
+#include "server/request_resolver.h"
 #include "server/view_params.h"
 #include "server/view_sites.h"
 
@@ -63,14 +64,14 @@ json links_json(const CallerCallee& g, const std::vector<CallerCallee::Link>& li
 }  // namespace
 
 ApiAnswer api_functions(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto got = metric_values(d, param);
-  if (const auto* e = std::get_if<ApiError>(&got)) return fail(*e);
-  const MetricValues& m = std::get<MetricValues>(got);
-  const auto limit = count_param(param, "limit", 1, kMaxLimit, kDefaultLimit);
-  if (const auto* e = std::get_if<ApiError>(&limit)) return fail(*e);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
+  const std::optional<MetricValues> got = request.take(metric_values(d, param));
+  const std::optional<std::uint64_t> limit = request.count("limit", 1, kMaxLimit, kDefaultLimit);
+  if (request.failed()) return request.failure();
+  const MetricValues& m = *got;
   const std::string search = param("search").value_or("");
   const std::optional<std::string> name = param("name");
   if (name && name->empty()) return fail(400, "name must name a function (a frame's name as /flame gives it).");
@@ -101,7 +102,7 @@ ApiAnswer api_functions(const ViewData& data, const std::string& dump_id, const 
     return graph.name(a) < graph.name(b);
   });
   json rows = json::array();
-  for (std::size_t k = 0; k < order.size() && k < std::get<std::uint64_t>(limit); ++k) {
+  for (std::size_t k = 0; k < order.size() && k < *limit; ++k) {
     rows.push_back(function_json(graph, order[k]));
   }
   json body = {{"metric", m.metric},

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "server/request_resolver.h"
 #include "server/view_params.h"
 #include "server/view_sites.h"
 
@@ -151,17 +152,16 @@ json stacks_json(const ViewDump& d, const MappingRecord& m, std::uint64_t limit)
 }  // namespace
 
 ApiAnswer api_maps(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
-  const auto limit = count_param(param, "limit", 1, kMaxRows, kDefaultRows);
-  if (const auto* e = std::get_if<ApiError>(&limit)) return fail(*e);
+  Resolver request(data, param);
+  const ViewDump* found = request.dump(dump_id);
+  const std::optional<TimeWindow> range = request.range();
+  const std::optional<std::uint64_t> limit = request.count("limit", 1, kMaxRows, kDefaultRows);
+  if (request.failed()) return request.failure();
+  const ViewDump& d = *found;
   if (!d.mappings) return fail(404, "This dump was loaded without its mappings.");
   const MappingRecord& m = *d.mappings;
-  const TimeWindow& w = std::get<TimeWindow>(range);
-  const std::uint64_t rows = std::get<std::uint64_t>(limit);
+  const TimeWindow& w = *range;
+  const std::uint64_t rows = *limit;
   std::uint64_t mappings_total = 0;
   json mappings = mappings_json(d, m, w, rows, mappings_total);
   return ok({{"totals", totals_json(d, m)},

@@ -24,7 +24,7 @@ std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t ma
   return value;
 }
 
-std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const std::string& id) {
+Checked<const ViewDump*> find_dump(const ViewData& data, const std::string& id) {
   if (id.size() > kMaxIdDigits) return ApiError{400, "The dump id is too long."};
   const auto n = parse_count(id, ~0ull);
   if (!n) return ApiError{400, "The dump id must be a number."};
@@ -32,8 +32,8 @@ std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const st
   return &data.dumps[*n];
 }
 
-std::variant<std::uint64_t, ApiError> count_param(const ParamFn& param, const std::string& name, std::uint64_t min,
-                                                  std::uint64_t max, std::uint64_t fallback) {
+Checked<std::uint64_t> count_param(const ParamFn& param, const std::string& name, std::uint64_t min, std::uint64_t max,
+                                   std::uint64_t fallback) {
   const auto text = param(name);
   if (!text) return fallback;
   const auto n = parse_count(*text, max);
@@ -44,8 +44,7 @@ std::variant<std::uint64_t, ApiError> count_param(const ParamFn& param, const st
   return *n;
 }
 
-std::variant<std::optional<std::uint64_t>, ApiError> time_param(const ViewDump& dump, const ParamFn& param,
-                                                                const std::string& name) {
+Checked<std::optional<std::uint64_t>> time_param(const ViewDump& dump, const ParamFn& param, const std::string& name) {
   const auto text = param(name);
   if (!text) return std::optional<std::uint64_t>();
   const std::uint64_t max = std::numeric_limits<std::uint64_t>::max() - dump.start_ns();
@@ -57,7 +56,7 @@ std::variant<std::optional<std::uint64_t>, ApiError> time_param(const ViewDump& 
   return std::optional<std::uint64_t>(dump.start_ns() + *n);
 }
 
-std::variant<TimeWindow, ApiError> range_param(const ViewDump& dump, const ParamFn& param) {
+Checked<TimeWindow> range_param(const ViewDump& dump, const ParamFn& param) {
   const auto from = time_param(dump, param, "from");
   if (const auto* e = std::get_if<ApiError>(&from)) return *e;
   const auto to = time_param(dump, param, "to");
@@ -82,12 +81,12 @@ ApiError table_missing(const ViewDump& dump) {
       503, "This dump's allocation table is still being built (" + std::to_string(percent) + " %). " + kNeed, percent};
 }
 
-std::variant<const AllocationTable*, ApiError> table_of(const ViewDump& dump) {
+Checked<const AllocationTable*> table_of(const ViewDump& dump) {
   if (const AllocationTable* t = dump.table()) return t;
   return table_missing(dump);
 }
 
-std::variant<std::shared_ptr<const RangeFigures>, ApiError> figures_of(const ViewDump& dump, const TimeWindow& w) {
+Checked<std::shared_ptr<const RangeFigures>> figures_of(const ViewDump& dump, const TimeWindow& w) {
   if (auto figures = range_figures(dump, w)) return figures;
   return table_missing(dump);
 }

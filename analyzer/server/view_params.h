@@ -22,24 +22,23 @@ inline ApiAnswer ok(nlohmann::json body) { return {std::move(body), std::nullopt
 std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max);
 
 // The dump named by a path segment, or why not.
-std::variant<const ViewDump*, ApiError> find_dump(const ViewData& data, const std::string& id);
+Checked<const ViewDump*> find_dump(const ViewData& data, const std::string& id);
 
 // An optional count parameter: `fallback` when absent, an error when not in [min, max].
-std::variant<std::uint64_t, ApiError> count_param(const ParamFn& param, const std::string& name, std::uint64_t min,
-                                                  std::uint64_t max, std::uint64_t fallback);
+Checked<std::uint64_t> count_param(const ParamFn& param, const std::string& name, std::uint64_t min, std::uint64_t max,
+                                   std::uint64_t fallback);
 
 // ?from&to as an absolute window of `dump` (default: its whole run).
-std::variant<TimeWindow, ApiError> range_param(const ViewDump& dump, const ParamFn& param);
+Checked<TimeWindow> range_param(const ViewDump& dump, const ParamFn& param);
 // A time parameter (ns since the dump's start) as absolute ns; nullopt if absent.
-std::variant<std::optional<std::uint64_t>, ApiError> time_param(const ViewDump& dump, const ParamFn& param,
-                                                                const std::string& name);
+Checked<std::optional<std::uint64_t>> time_param(const ViewDump& dump, const ParamFn& param, const std::string& name);
 
 // The dump's allocation table; a 503 while it is built, a 500 if it never will be.
-std::variant<const AllocationTable*, ApiError> table_of(const ViewDump& dump);
+Checked<const AllocationTable*> table_of(const ViewDump& dump);
 // That error, for a caller that found the table null (it may be there by now).
 ApiError table_missing(const ViewDump& dump);
 // The range's figures: the whole run's at once, any other once the table is built.
-std::variant<std::shared_ptr<const RangeFigures>, ApiError> figures_of(const ViewDump& dump, const TimeWindow& window);
+Checked<std::shared_ptr<const RangeFigures>> figures_of(const ViewDump& dump, const TimeWindow& window);
 
 // {"from_ns", "to_ns"} relative to the dump's start.
 nlohmann::json range_json(const ViewDump& dump, const TimeWindow& window);

@@ -14,6 +14,7 @@
 #include "export/export_writers.h"
 #include "model/window_figures.h"
 #include "reports/process_tree.h"
+#include "server/request_resolver.h"
 #include "server/view_api.h"
 #include "server/view_params.h"
 
@@ -74,12 +75,13 @@ std::vector<PprofValues> window_values(const AllocationTable& t, const ViewDump&
 }  // namespace
 
 ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param) {
-  const auto found = pprof_dump(data, param);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto at = at_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
-  const std::uint64_t end = std::get<std::uint64_t>(at);
+  Resolver request(data, param);
+  const std::optional<const ViewDump*> found = request.take(pprof_dump(data, param));
+  if (request.failed()) return request.failure();
+  const ViewDump& d = **found;
+  const std::optional<std::uint64_t> at = request.take(at_param(d, param));
+  if (request.failed()) return request.failure();
+  const std::uint64_t end = *at;
   std::optional<std::uint64_t> seconds;
   if (const auto text = param("seconds")) {
     seconds = parse_count(*text, 1ull << 32);

@@ -58,7 +58,7 @@ const BuiltSites& built(const ViewDump& d, Variant v) {
 
 }  // namespace
 
-std::variant<SiteOptions, ApiError> site_options(const ParamFn& param) {
+Checked<SiteOptions> site_options(const ParamFn& param) {
   SiteOptions o;
   if (const auto raw = param("raw")) {
     if (*raw != "0" && *raw != "1") return ApiError{400, "raw must be 0 or 1."};
@@ -82,7 +82,7 @@ SiteSet site_set(const ViewDump& d, SiteOptions o) {
   return SiteSet{&b.sites, &b.labels, b.grouping ? &*b.grouping : nullptr};
 }
 
-std::variant<SiteSet, ApiError> site_set_of(const ViewDump& d, const ParamFn& param) {
+Checked<SiteSet> site_set_of(const ViewDump& d, const ParamFn& param) {
   const auto o = site_options(param);
   if (const auto* e = std::get_if<ApiError>(&o)) return *e;
   return site_set(d, std::get<SiteOptions>(o));

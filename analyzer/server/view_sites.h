@@ -24,7 +24,7 @@ struct SiteOptions {
 };
 
 // ?raw=0|1 and ?group=label|none; anything else is a 400.
-std::variant<SiteOptions, ApiError> site_options(const ParamFn& param);
+Checked<SiteOptions> site_options(const ParamFn& param);
 
 // The dump's sites as `site_set()` names them. Ids are positions in
 // `sites->sites`: report site ids, or group ids when grouped.
@@ -42,7 +42,7 @@ struct SiteSet {
 // The default set is the report's; the others are built on first use (thread-safe) and kept.
 SiteSet site_set(const ViewDump& dump, SiteOptions options);
 // The set a request's ?raw&group ask for, or why not.
-std::variant<SiteSet, ApiError> site_set_of(const ViewDump& dump, const ParamFn& param);
+Checked<SiteSet> site_set_of(const ViewDump& dump, const ParamFn& param);
 
 // Per-report-site figures (RangeFigures::sites) as the set's: summed by group.
 // Ungrouped, that is `per_site` itself (a large dump's figures are not copied per request);
@@ -87,6 +87,6 @@ struct MetricValues {
   TimeWindow window;
   std::optional<std::uint64_t> at_ns;  // absolute, when given
 };
-std::variant<MetricValues, ApiError> metric_values(const ViewDump& dump, const ParamFn& param);
+Checked<MetricValues> metric_values(const ViewDump& dump, const ParamFn& param);
 
 }  // namespace memrec::analyzer::server
