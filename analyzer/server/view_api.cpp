@@ -11,6 +11,7 @@
 #include <tuple>
 #include <variant>
 
+#include "model/window_timeline.h"
 #include "reports/flame_tree.h"
 #include "reports/info_report.h"
 #include "reports/report_output.h"
@@ -164,7 +165,6 @@ ApiAnswer api_dumps(const ViewData& data) {
   json list = json::array();
   for (std::size_t i = 0; i < data.dumps.size(); ++i) {
     const HeapReport& r = data.dumps[i].report;
-    const reader::DumpFacts& f = r.dump.facts;
     list.push_back({{"id", i},
                     {"file", r.dump.path},
                     {"pid", r.dump.header.pid},
@@ -176,8 +176,8 @@ ApiAnswer api_dumps(const ViewData& data) {
                     {"peak_bytes", r.totals.peak_bytes},
                     {"leaked_bytes", r.leaked_bytes},
                     {"allocations", r.totals.allocations},
-                    {"incomplete", !(f.ended() && !r.stopped)},
-                    {"ended_by_exec", f.ended_by_exec() && !r.stopped},
+                    {"incomplete", !dump_complete(r)},
+                    {"ended_by_exec", ended_by_exec(r)},
                     {"table", table_state(data.dumps[i])}});
   }
   return ok({{"dumps", std::move(list)}, {"warnings", data.warnings}});
@@ -212,8 +212,13 @@ ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const Pa
   }
   body["sites_total"] = sites_total;
   json counters = json::object();
-  for (const auto& [key, value] : r.dump.facts.counters) counters[counter_name(key)] = value;
+  json loss_counters = json::array();
+  for (const auto& [key, value] : r.dump.facts.counters) {
+    counters[counter_name(key)] = value;
+    if (counter_means_loss(key)) loss_counters.push_back(counter_name(key));
+  }
   body["counters"] = std::move(counters);
+  body["loss_counters"] = std::move(loss_counters);
   body["range"] = range_json(d, w);
   // Every marker, also outside the range: the page resolves `mark:LABEL` in its links with them.
   body["markers"] = std::move(instants_json(r)["markers"]);
@@ -273,38 +278,8 @@ ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const P
   }
   const AllocationTable* table = request.table();
   if (request.failed()) return request.failure();
-  const AllocationTable& t = *table;
-
-  const auto span = static_cast<unsigned __int128>(w.to_ns - w.from_ns) + 1;
-  const auto width = static_cast<std::uint64_t>((span + kMaxBuckets - 1) / kMaxBuckets);
-  const auto n = static_cast<std::size_t>((span + width - 1) / width);
-  std::vector<TimelineBucket> buckets(n);
-  const auto& replaced = t.replaced_ns();
-  EventCursor begin = cursor_before(t, w.from_ns);
-  std::uint64_t temporary_before = temporary_frees(t, begin);
-  for (std::size_t b = 0; b < n; ++b) {
-    const std::uint64_t start = w.from_ns + b * width;
-    const std::uint64_t last = b + 1 == n ? w.to_ns : start + width - 1;
-    const EventCursor end = cursor_at(t, last);
-    const HeapMax m = heap_max(t, begin.position, end.position, false);
-    const auto replaced_in = std::upper_bound(replaced.begin(), replaced.end(), last) -
-                             std::lower_bound(replaced.begin(), replaced.end(), start);
-    TimelineBucket& x = buckets[b];
-    x.heap_bytes = end.heap_bytes;
-    x.heap_max_bytes = m.found ? m.bytes : end.heap_bytes;
-    x.live_count = end.live_count;
-    x.alloc_count = end.rows - begin.rows;
-    x.free_count = end.frees - begin.frees - static_cast<std::uint64_t>(replaced_in);
-    const std::uint64_t temporary_after = temporary_frees(t, end);
-    x.temporary_count = temporary_after - temporary_before;
-    temporary_before = temporary_after;
-    begin = end;
-  }
-  // A temporary allocation counts at its free, but only if the range holds
-  // its allocation too, as the summary's `temporary` (window_figures) does.
-  for (const std::uint64_t free_ns : temporary_frees_from_before(t, w))
-    --buckets[(free_ns - w.from_ns) / width].temporary_count;
-  return ok(timeline_json(d, w, width, buckets));
+  const WindowTimeline timeline = window_timeline(*table, w, kMaxBuckets);
+  return ok(timeline_json(d, w, timeline.width_ns, timeline.buckets));
 }
 
 ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param) {
@@ -470,20 +445,15 @@ ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::
     const AllocationTable* table = request.table();
     if (request.failed()) return request.failure();
     const AllocationTable& tab = *table;
-    std::uint64_t bytes = 0;
-    std::uint64_t count = 0;
+    LiveBlocks live;
     for (const std::uint32_t member : set.members(id)) {
-      const auto [first, last] = tab.site_rows(member);
-      for (const std::uint32_t* row = first; row != last && tab.alloc_ns(*row) <= *t; ++row) {
-        if (tab.free_ns(*row) > *t) {
-          bytes += tab.size(*row);
-          ++count;
-        }
-      }
+      const LiveBlocks of_member = site_live_at(tab, member, *t);
+      live.bytes += of_member.bytes;
+      live.count += of_member.count;
     }
     body["at_ns"] = *t - d.start_ns();
-    body["live_bytes"] = bytes;
-    body["live_count"] = count;
+    body["live_bytes"] = live.bytes;
+    body["live_count"] = live.count;
   }
   return ok(std::move(body));
 }
