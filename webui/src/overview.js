@@ -19,13 +19,11 @@ function exact(n) {
   return el('span', { title: `${integer(n)} bytes` }, bytes(n));
 }
 
-// The recorder's counters that mean events were lost or stacks cut
-// (recorder-format/FORMAT.md, "Counters"); the others are plain counts.
-const LOSS_COUNTERS = ['missed_reentrant', 'missed_no_buffer', 'missed_stopped', 'dropped_lossy',
-  'truncated_stacks', 'stack_table_full', 'unwind_failed'];
-
+// The summary names the counters that mean events were lost or stacks cut
+// (loss_counters, docs/api.md); the others are plain counts.
 function recorderCard(s) {
-  const lost = Object.entries(s.counters || {}).filter(([name, v]) => LOSS_COUNTERS.includes(name) && v > 0);
+  const loss = s.loss_counters || [];
+  const lost = Object.entries(s.counters || {}).filter(([name, v]) => loss.includes(name) && v > 0);
   // Why the dump holds less than the program did (docs/analyzer.md, "Dump notes").
   const notes = s.dump.notes || [];
   if (s.dump.complete && lost.length === 0 && notes.length === 0) return null;
