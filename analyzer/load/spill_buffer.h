@@ -1,4 +1,4 @@
-// Growable memory for the allocation table's columns (spill_column.h) that
+// Growable memory for the allocation table's columns (model/spill_column.h) that
 // need not stay in RAM. `memrec view` keeps about 40 bytes per allocation
 // (model/allocation_table.h): a 2 GB dump of bench/churn holds 500 million
 // allocations, 20 GB of table, and a view of it in anonymous memory grew past
