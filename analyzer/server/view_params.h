@@ -43,5 +43,7 @@ std::variant<std::shared_ptr<const RangeFigures>, ApiError> figures_of(const Vie
 
 // {"from_ns", "to_ns"} relative to the dump's start.
 nlohmann::json range_json(const ViewDump& dump, const TimeWindow& window);
+// The dump's markers within the window, times relative to its start, as the summary lists them.
+nlohmann::json markers_within(const ViewDump& dump, const TimeWindow& window);
 
 }  // namespace memrec::analyzer::server

@@ -8,6 +8,7 @@
 
 #include "reports/report_output.h"
 #include "reports/site_label.h"
+#include "server/view_params.h"
 
 namespace memrec::analyzer::server {
 namespace {
@@ -74,6 +75,14 @@ std::variant<SiteOptions, ApiError> site_options(const ParamFn& param) {
 std::vector<std::uint32_t> SiteSet::members(std::uint32_t id) const {
   if (grouping != nullptr) return grouping->members[id];
   return {id};
+}
+
+std::variant<std::uint32_t, ApiError> site_id_of(const SiteSet& set, const std::string& text) {
+  if (text.size() > 9) return ApiError{400, "The site id is too long."};
+  const auto n = parse_count(text, ~0ull);
+  if (!n) return ApiError{400, "The site id must be a number."};
+  if (*n >= set.sites->sites.size()) return ApiError{404, "No call site has id " + text + "."};
+  return static_cast<std::uint32_t>(*n);
 }
 
 SiteSet site_set(const ViewDump& d, SiteOptions o) {

@@ -39,6 +39,9 @@ struct SiteSet {
   std::vector<std::uint32_t> members(std::uint32_t id) const;
 };
 
+// A site id of a request's path, checked against `set`: 400 if not a number, 404 if no such site.
+std::variant<std::uint32_t, ApiError> site_id_of(const SiteSet& set, const std::string& text);
+
 // The default set is the report's; the others are built on first use (thread-safe) and kept.
 SiteSet site_set(const ViewDump& dump, SiteOptions options);
 // The set a request's ?raw&group ask for, or why not.
