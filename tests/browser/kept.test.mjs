@@ -6,6 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { closeView, getJson, memrec, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
 
 let view;
@@ -99,4 +100,33 @@ test('an instant before the range is refused with a sentence, as the CLI refuses
   const response = await fetch(`${baseUrl}/api/dumps/0/allocations?kept=1&from=1000&alive_at=10`);
   assert.equal(response.status, 400);
   assert.match((await response.json()).error, /kept=1 needs alive_at at or after the range's start/);
+});
+
+// The collapsed stacks a Downloads link gives: {function: bytes}.
+async function downloaded(page) {
+  await page.getByText('Downloads').click();
+  const link = page.getByRole('link', { name: 'collapsed stacks' });
+  const href = await link.getAttribute('href');
+  const [download] = await Promise.all([page.waitForEvent('download'), link.click()]);
+  const text = readFileSync(await download.path(), 'utf8');
+  return { href, stacks: Object.fromEntries(text.trim().split('\n').map((l) => [l.split(' ')[0].split(';').pop(), Number(l.split(' ')[1])])) };
+}
+
+test('the Downloads of the kept rows hold those allocations: at the instant, or live at the range\'s end', async () => {
+  const { page, baseUrl } = view;
+  await page.goto(`${baseUrl}/#/allocations?dump=0&from=mark:a&to=mark:b&at=mark:b%232&kept=1`);
+  await rendered(page);
+  let got = await downloaded(page);
+  assert.match(await page.locator('#downloads-filters').textContent(), /^Only allocations alive at [\d.]+ (µs|ms|s)\.$/);
+  assert.match(got.href, /metric=allocated&from=\d+&to=\d+&alive_at=\d+$/);
+  assert.deepEqual(got.stacks, { phase_two: 21000 });
+  await page.goto(`${baseUrl}/#/allocations?dump=0&to=mark:b&kept=1`);
+  await rendered(page);
+  got = await downloaded(page);
+  assert.equal(await page.locator('#downloads-filters').textContent(), 'Only allocations live at the range\'s end.');
+  const cli = retained('0..mark:b');
+  const sum = Object.values(got.stacks).reduce((a, b) => a + b, 0);
+  assert.equal(sum, cli.bytes);
+  assert.equal(got.stacks.phase_one, 10000);
+  assert.equal(got.stacks.phase_two, 21000);
 });

@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { closeView, getJson, images, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, getJson, images, markerPixels, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
 
 let view;
 
@@ -16,18 +16,6 @@ before(async () => {
 });
 
 after(() => closeView(view));
-
-// The chart's pixels in the markers' purple (as site_chart.test.mjs counts them).
-async function purplePixels(chart) {
-  return chart.locator('canvas').evaluate((canvas) => {
-    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-    let n = 0;
-    for (let i = 0; i < data.length; i += 4) {
-      if (data[i + 3] > 0 && data[i] > data[i + 1] + 15 && data[i + 2] > data[i + 1] + 50) n += 1;
-    }
-    return n;
-  });
-}
 
 test('the Maps chart draws the dump\'s two markers and lists them as links', async () => {
   const { page, baseUrl } = view;
@@ -39,7 +27,7 @@ test('the Maps chart draws the dump\'s two markers and lists them as links', asy
   const chart = page.locator('.chart').first();
   await chart.locator('canvas').waitFor();
   assert.equal(await chart.getAttribute('data-markers'), '2');
-  assert.ok(await purplePixels(chart) > 50, 'the markers are drawn');
+  assert.ok(await markerPixels(chart) > 50, 'the markers are drawn');
   const links = page.locator('#markers').getByRole('link');
   assert.deepEqual((await links.allTextContents()).map((t) => t.split(' at ')[0]), ['mapped', 'unmapped']);
   assert.match(await links.first().getAttribute('href'), /^#\/maps\?.*from=mark%3Amapped&to=mark%3Aunmapped/);
@@ -54,6 +42,6 @@ test('a range before the first marker draws none', async () => {
   const chart = page.locator('.chart').first();
   await chart.locator('canvas').waitFor();
   assert.equal(await chart.getAttribute('data-markers'), '0');
-  assert.equal(await purplePixels(chart), 0);
+  assert.equal(await markerPixels(chart), 0);
   assert.equal(await page.locator('#markers').count(), 0);
 });

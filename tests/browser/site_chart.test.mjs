@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { closeView, getJson, images, memrec, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, getJson, images, markerPixels, memrec, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
 
 let view;
 let phases;
@@ -37,20 +37,6 @@ function liveAt(dump, ns) {
   const rep = report(dump, '--retained', `0ns..${ns}ns`, '--at', `${ns}ns`);
   // A label's function without its namespace: `(anonymous namespace)::cache_insert` is cache_insert.
   return Object.fromEntries(rep.retained.sites.map((s) => [rep.sites[s.site].label.split('::').pop(), [s.bytes, s.count]]));
-}
-
-// How many of the chart's canvas pixels are the markers' purple (timeline.js
-// draws them #6941c6; lighter where anti-aliased on white, never the lines' blue or green).
-async function purplePixels(chart) {
-  return chart.locator('canvas').evaluate((canvas) => {
-    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
-    let n = 0;
-    for (let i = 0; i < data.length; i += 4) {
-      const [r, g, b, a] = [data[i], data[i + 1], data[i + 2], data[i + 3]];
-      if (a > 0 && r > g + 15 && b > g + 50) n += 1;
-    }
-    return n;
-  });
 }
 
 // Expands the first row naming `fn` and waits for its chart; its /series answer too.
@@ -85,7 +71,7 @@ test('phase_two\'s chart ends at its 21,000 live bytes in 7 blocks, with the thr
   assert.deepEqual(series.markers.map((m) => m.label), ['a', 'b', 'b']);
   assert.equal(await chart.getAttribute('data-markers'), '3');
   assert.match(await page.locator('.site-chart-note').textContent(), /Markers \(dashed\): a, b, b\./);
-  assert.ok(await purplePixels(chart) > 50, 'the markers are drawn on the chart');
+  assert.ok(await markerPixels(chart) > 50, 'the markers are drawn on the chart');
   // Hovering names the exact bytes at that time: the chart's right edge is the end.
   const over = chart.locator('.u-over');
   const box = await over.boundingBox();
@@ -115,6 +101,6 @@ test('the growth service\'s cache climbs to its live bytes at 1 s, and its chart
   assert.deepEqual([series.end.live_bytes, series.end.live_count], [bytes, count]);
   for (let i = 1; i < series.live_bytes.length; i += 1) assert.ok(series.live_bytes[i] >= series.live_bytes[i - 1]);
   assert.equal(series.markers.length, 0);
-  assert.equal(await purplePixels(chart), 0);
+  assert.equal(await markerPixels(chart), 0);
   assert.equal(await chart.getAttribute('data-end-bytes'), String(bytes));
 });

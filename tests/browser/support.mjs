@@ -110,6 +110,20 @@ export async function timelineX(page, timeline, ns, chartIndex = 0) {
   return { x: box.x + (box.width * (ns - first)) / (last - first), y: box.y + box.height / 2 };
 }
 
+// How many of a chart's canvas pixels are the markers' purple (timeline.js
+// draws them #6941c6; lighter where anti-aliased on white), never a line's
+// blue, green or brown: 0 on a chart without markers.
+export async function markerPixels(chart) {
+  return chart.locator('canvas').evaluate((canvas) => {
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i + 3] > 0 && data[i] > data[i + 1] + 15 && data[i + 2] > data[i + 1] + 50) n += 1;
+    }
+    return n;
+  });
+}
+
 // Where flame_canvas.js draws the first node called `name`: its row, and its
 // x range as fractions of the width (children share their parent's width by value).
 export function place(root, name) {
