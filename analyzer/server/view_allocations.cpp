@@ -8,7 +8,6 @@
 #include <variant>
 
 #include "model/allocation_filter.h"
-#include "model/retention.h"
 #include "reports/report_output.h"
 #include "reports/site_match.h"
 #include "server/view_api.h"
@@ -164,12 +163,7 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
     // The range's figures before the other filters: what report --retained prints.
     const TimeWindow w = std::get<TimeWindow>(range_param(d, param));
     const std::uint64_t at = *f.rows.alive_at_ns;
-    const Retention k = retained(*std::get<const AllocationTable*>(table), w.from_ns, w.to_ns, at);
-    body["kept"] = {{"from_ns", w.from_ns - d.start_ns()},
-                    {"to_ns", w.to_ns - d.start_ns()},
-                    {"at_ns", at - d.start_ns()},
-                    {"bytes", k.bytes},
-                    {"count", k.count}};
+    body["kept"] = kept_json(d, w, at, retained(*std::get<const AllocationTable*>(table), w.from_ns, w.to_ns, at));
   }
   return ok(std::move(body));
 }

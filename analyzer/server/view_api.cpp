@@ -11,7 +11,6 @@
 #include <tuple>
 #include <variant>
 
-#include "model/retention.h"
 #include "reports/flame_tree.h"
 #include "reports/info_report.h"
 #include "reports/report_output.h"
@@ -395,13 +394,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
     body["growth"] = {
         {"from_ns", grid.from_ns - d.start_ns()}, {"to_ns", grid.to_ns - d.start_ns()}, {"buckets", grid.buckets}};
   }
-  if (retention) {
-    body["kept"] = {{"from_ns", w.from_ns - d.start_ns()},
-                    {"to_ns", w.to_ns - d.start_ns()},
-                    {"at_ns", kept_at - d.start_ns()},
-                    {"bytes", retention->bytes},
-                    {"count", retention->count}};
-  }
+  if (retention) body["kept"] = kept_json(d, w, kept_at, *retention);
   if (spark && t == nullptr) body["table"] = table_state(d);
   return ok(std::move(body));
 }
