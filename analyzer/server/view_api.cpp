@@ -467,21 +467,13 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
 }
 
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto found_set = site_set_of(d, param);
-  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
-  const SiteSet& set = std::get<SiteSet>(found_set);
+  const auto request = site_request(data, dump_id, site_id, param);
+  if (const auto* e = std::get_if<ApiError>(&request)) return fail(*e);
+  const auto& [dump, set, id, w] = std::get<SiteRequest>(request);
+  const ViewDump& d = *dump;
   const CallSites& cs = *set.sites;
-  const auto found_id = site_id_of(set, site_id);
-  if (const auto* e = std::get_if<ApiError>(&found_id)) return fail(*e);
-  const std::uint32_t id = std::get<std::uint32_t>(found_id);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
   const auto at = time_param(d, param, "at");
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
-  const TimeWindow& w = std::get<TimeWindow>(range);
   const auto figures = figures_of(d, w);
   if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
   const CallSite& s = cs.sites[id];

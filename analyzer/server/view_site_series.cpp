@@ -27,22 +27,14 @@ json relative(const ViewDump& d, const std::vector<std::uint64_t>& times) {
 
 ApiAnswer api_site_series(const ViewData& data, const std::string& dump_id, const std::string& site_id,
                           const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto found_set = site_set_of(d, param);
-  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
-  const SiteSet& set = std::get<SiteSet>(found_set);
-  const auto found_id = site_id_of(set, site_id);
-  if (const auto* e = std::get_if<ApiError>(&found_id)) return fail(*e);
-  const std::uint32_t id = std::get<std::uint32_t>(found_id);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
+  const auto request = site_request(data, dump_id, site_id, param);
+  if (const auto* e = std::get_if<ApiError>(&request)) return fail(*e);
+  const auto& [dump, set, id, w] = std::get<SiteRequest>(request);
+  const ViewDump& d = *dump;
   const auto buckets = count_param(param, "buckets", 1, kMaxBuckets, kDefaultBuckets);
   if (const auto* e = std::get_if<ApiError>(&buckets)) return fail(*e);
   const auto table = table_of(d);
   if (const auto* e = std::get_if<ApiError>(&table)) return fail(*e);
-  const TimeWindow& w = std::get<TimeWindow>(range);
 
   const GrowthGrid grid = GrowthGrid::over(w.from_ns, w.to_ns, std::get<std::uint64_t>(buckets));
   const std::vector<std::uint32_t> members = set.members(id);

@@ -5,9 +5,8 @@
 // markers reproduces it; the rows, their bytes and the per-site figures are the CLI's.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { closeView, getJson, memrec, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, getJson, openView, program, record, rendered, reportOf, requireFiles, scratch } from './support.mjs';
 
 let view;
 let dump;
@@ -21,9 +20,7 @@ before(async () => {
 after(() => closeView(view));
 
 function retained(...args) {
-  const run = spawnSync(memrec, ['report', '--json', '--no-progress', '--retained', ...args, dump], { encoding: 'utf8' });
-  assert.equal(run.status, 0, run.stderr);
-  const rep = JSON.parse(run.stdout).processes[0].report;
+  const rep = reportOf(dump, '--retained', ...args);
   return { ...rep.retained, sites: rep.retained.sites.map((s) => ({ ...s, label: rep.sites[s.site].label })) };
 }
 

@@ -7,9 +7,8 @@
 // markers drawn (purple pixels) on one and none on the other.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { closeView, getJson, images, markerPixels, memrec, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, getJson, images, markerPixels, openView, program, record, rendered, reportOf, requireFiles, scratch } from './support.mjs';
 
 let view;
 let phases;
@@ -25,16 +24,10 @@ before(async () => {
 
 after(() => closeView(view));
 
-function report(dump, ...args) {
-  const run = spawnSync(memrec, ['report', '--json', '--no-progress', ...args, dump], { encoding: 'utf8' });
-  assert.equal(run.status, 0, run.stderr);
-  return JSON.parse(run.stdout).processes[0].report;
-}
-
 // {function: [bytes, blocks]} live at `ns` (since the start), as the report's
 // retention counts everything allocated before it.
 function liveAt(dump, ns) {
-  const rep = report(dump, '--retained', `0ns..${ns}ns`, '--at', `${ns}ns`);
+  const rep = reportOf(dump, '--retained', `0ns..${ns}ns`, '--at', `${ns}ns`);
   // A label's function without its namespace: `(anonymous namespace)::cache_insert` is cache_insert.
   return Object.fromEntries(rep.retained.sites.map((s) => [rep.sites[s.site].label.split('::').pop(), [s.bytes, s.count]]));
 }
@@ -83,7 +76,7 @@ test('phase_two\'s chart ends at its 21,000 live bytes in 7 blocks, with the thr
 test('over the range mark:a to mark:b, phase_one\'s chart ends at what it held at b, before the range', async () => {
   const { page, baseUrl } = view;
   const { chart, series, state } = await expand(page, baseUrl, 'phase_one', '#/sites?dump=0&from=mark:a&to=mark:b');
-  const { markers } = report(phases);
+  const { markers } = reportOf(phases);
   assert.equal(state.get('from'), String(markers[0].time_ns));
   assert.deepEqual([series.range.from_ns, series.range.to_ns], [markers[0].time_ns, markers[1].time_ns]);
   assert.deepEqual(liveAt(phases, markers[1].time_ns).phase_one, [10000, 10]);

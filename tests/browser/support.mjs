@@ -93,6 +93,13 @@ export async function rendered(page) {
   });
 }
 
+// `memrec report --json ARGS DUMP`: the one process's report.
+export function reportOf(dump, ...args) {
+  const run = spawnSync(memrec, ['report', '--json', '--no-progress', ...args, dump], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout).processes[0].report;
+}
+
 // GET from memrec view in node (no proxy: node's fetch ignores http_proxy).
 export async function getJson(baseUrl, path) {
   const response = await fetch(`${baseUrl}${path}`);
