@@ -31,7 +31,7 @@ test('the Maps chart draws the dump\'s two markers and lists them as links', asy
   const links = page.locator('#markers').getByRole('link');
   assert.deepEqual((await links.allTextContents()).map((t) => t.split(' at ')[0]), ['mapped', 'unmapped']);
   assert.match(await links.first().getAttribute('href'), /^#\/maps\?.*from=mark%3Amapped&to=mark%3Aunmapped/);
-  await page.screenshot({ path: join(images, 'maps-markers.png') });
+  await page.screenshot({ path: join(images, 'view-maps-markers.png') });
 });
 
 test('a range before the first marker draws none', async () => {

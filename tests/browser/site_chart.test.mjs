@@ -70,7 +70,7 @@ test('phase_two\'s chart ends at its 21,000 live bytes in 7 blocks, with the thr
   const box = await over.boundingBox();
   await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2);
   await page.locator('.site-chart .u-legend', { hasText: '(21,000 bytes)' }).waitFor();
-  await page.screenshot({ path: join(images, 'site-chart.png') });
+  await page.screenshot({ path: join(images, 'view-site-chart.png') });
 });
 
 test('over the range mark:a to mark:b, phase_one\'s chart ends at what it held at b, before the range', async () => {
