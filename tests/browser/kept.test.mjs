@@ -89,6 +89,22 @@ test('the call sites sorted by kept give each site the CLI\'s retained bytes and
   }
 });
 
+test('an open site sorted by kept links to the blocks it kept, which are the CLI\'s for it', async () => {
+  const { page, baseUrl } = view;
+  const cli = retained('mark:a..mark:b#2');
+  const two = cli.sites.find((s) => s.label === 'phase_two');
+  assert.deepEqual([two.bytes, two.count], [21000, 7]);
+  await page.goto(`${baseUrl}/#/sites?dump=0&from=mark:a&to=mark:b%232&sort=kept`);
+  await rendered(page);
+  await page.locator('tr.site', { has: page.locator('td.fn', { hasText: 'phase_two' }) }).click();
+  await rendered(page);
+  await page.getByRole('link', { name: 'The blocks it kept' }).click();
+  await rendered(page);
+  assert.match(page.url(), /#\/allocations\?.*site=\d+.*kept=1/);
+  assert.equal(await page.locator('#alloc-page').textContent(), `1–${two.count} of ${two.count}`);
+  assert.equal((await rowBytes(page)).reduce((a, b) => a + b, 0), two.bytes);
+});
+
 test('an instant before the range is refused with a sentence, as the CLI refuses it', async () => {
   const { page, baseUrl } = view;
   await page.goto(`${baseUrl}/#/sites?dump=0&from=mark:b&at=mark:a&sort=kept`);

@@ -64,13 +64,16 @@ const PAGE = 100;
 const SPARK = 32;
 
 // From an open row to the same site elsewhere: its allocations one by one
-// (the table filtered to it) and its frames in the flamegraph (searched by
-// its label, the metric following the sort where the flamegraph has it).
+// (the table filtered to it; sorted by kept, to the blocks it kept) and its
+// frames in the flamegraph (searched by its label, the metric following the
+// sort where the flamegraph has it).
 function siteLinks(site, state, sort) {
   const metric = ['leaked', 'peak', 'allocated', 'allocations', 'temporary', 'live'].includes(sort) ? sort : 'allocated';
-  return el('p', { class: 'site-links' },
-    el('a', { href: viewHash('allocations', state, { site: String(site.id) }) },
-      `Its ${integer(site.allocations)} ${site.allocations === 1 ? 'allocation' : 'allocations'}`),
+  const allocations = sort === 'kept'
+    ? el('a', { href: viewHash('allocations', state, { site: String(site.id), kept: '1' }) }, 'The blocks it kept')
+    : el('a', { href: viewHash('allocations', state, { site: String(site.id) }) },
+      `Its ${integer(site.allocations)} ${site.allocations === 1 ? 'allocation' : 'allocations'}`);
+  return el('p', { class: 'site-links' }, allocations,
     ' · ',
     el('a', { href: viewHash('flame', state, { metric, q: site.label ?? site.top?.label }) }, 'In the flamegraph'));
 }
