@@ -34,13 +34,14 @@ struct SiteValues {
   const std::vector<SiteFigures>& figures;
   const SiteLive* live;
   const std::vector<GrowthFit>* growth = nullptr;  // sort=growth only
+  const SiteLive* kept = nullptr;                  // sort=kept only: allocated in the range, live at C
 };
 
 struct SortKey {
   std::string_view name;
   std::uint64_t (*value)(const SiteValues&, std::size_t);
 };
-constexpr std::array<SortKey, 9> kSortKeys = {{
+constexpr std::array<SortKey, 10> kSortKeys = {{
     {"leaked", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_bytes; }},
     {"count", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_count; }},
     {"peak", [](const SiteValues& v, std::size_t i) { return v.figures[i].peak_bytes; }},
@@ -54,6 +55,7 @@ constexpr std::array<SortKey, 9> kSortKeys = {{
      [](const SiteValues& v, std::size_t i) {
        return v.growth != nullptr ? static_cast<std::uint64_t>(std::llround((*v.growth)[i].score)) : 0;
      }},
+    {"kept", [](const SiteValues& v, std::size_t i) { return v.kept != nullptr ? v.kept->bytes[i] : 0; }},
 }};
 
 const SortKey* find_key(std::string_view name) {
@@ -115,17 +117,6 @@ json flame_json(const Flame& tree, std::uint32_t at, std::uint64_t min_value, st
   json node = {{"name", tree.name(at)}, {"value", tree.node(at).value[0]}, {"children", std::move(children)}};
   put_short_name(node, tree.name(at));
   return node;
-}
-
-// The markers in the window, times relative to the start, as the summary lists them.
-json markers_within(const ViewDump& d, const TimeWindow& w) {
-  json out = json::array();
-  const json instants = instants_json(d.report);  // kept: a range-for would not keep it alive
-  for (const json& m : instants["markers"]) {
-    const std::uint64_t t = d.start_ns() + m["time_ns"].get<std::uint64_t>();
-    if (t >= w.from_ns && t <= w.to_ns) out.push_back(m);
-  }
-  return out;
 }
 
 // Periods with recording on, clipped to the window, relative to the start.
@@ -327,6 +318,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   const std::optional<std::uint64_t> at_ns = std::get<0>(at);
   if (sort == "live" && !at_ns) return fail(400, "sort=live needs at=T (ns since the dump's start).");
   const bool growth = sort == "growth" || param("growth") == "1";
+  const bool kept = sort == "kept" || param("kept") == "1";
   std::optional<std::uint64_t> spark;
   if (param("spark")) {
     const auto n = count_param(param, "spark", 8, 128, 0);
@@ -342,12 +334,26 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   std::vector<SiteFigures> sums;
   const std::vector<SiteFigures>& fig = set_figures(set, std::get<0>(figures)->sites, sums);
   const AllocationTable* t = d.table();  // looked at once: it may be published meanwhile
-  if ((at_ns || growth) && t == nullptr) return fail(table_missing(d));
+  if ((at_ns || growth || kept) && t == nullptr) return fail(table_missing(d));
   std::optional<SiteLive> live;
   if (at_ns) live = set_live(set, live_by_site(*t, cursor_at(*t, *at_ns)));
   std::vector<GrowthFit> fits;
   if (growth) fits = set_growth(*t, set, growth_grid(w));
-  const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr, growth ? &fits : nullptr};
+  // Kept: report --retained FROM..TO --at C, C the instant or else the range's end.
+  const std::uint64_t kept_at = at_ns.value_or(w.to_ns);
+  if (kept && kept_at < w.from_ns) {
+    return fail(400,
+                "The instant is before the range starts: nothing allocated in the range can be live at it. "
+                "Pick an instant in or after the range, or clear it to use the range's end.");
+  }
+  std::optional<Retention> retention;
+  std::optional<SiteLive> kept_live;
+  if (kept) {
+    retention = retained(*t, w.from_ns, w.to_ns, kept_at);
+    kept_live = set_live(set, SiteLive{retention->site_bytes, retention->site_count});
+  }
+  const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr, growth ? &fits : nullptr,
+                          kept_live ? &*kept_live : nullptr};
   const std::vector<std::size_t> order = ranked(set, values, *key, Listed::kAnyFigure);
 
   const std::uint64_t first = std::get<std::uint64_t>(offset);
@@ -372,6 +378,10 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
                        {"grew_share", f.grew_share},
                        {"score", f.score}};
     }
+    if (kept_live) {
+      row["kept_bytes"] = kept_live->bytes[page[p]];
+      row["kept_count"] = kept_live->count[page[p]];
+    }
     if (!sparks.empty())
       row["spark"] = std::vector<std::uint64_t>(sparks.begin() + p * *spark, sparks.begin() + (p + 1) * *spark);
     rows.push_back(std::move(row));
@@ -384,6 +394,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
     body["growth"] = {
         {"from_ns", grid.from_ns - d.start_ns()}, {"to_ns", grid.to_ns - d.start_ns()}, {"buckets", grid.buckets}};
   }
+  if (retention) body["kept"] = kept_json(d, w, kept_at, *retention);
   if (spark && t == nullptr) body["table"] = table_state(d);
   return ok(std::move(body));
 }
@@ -391,7 +402,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
 std::variant<MetricValues, ApiError> metric_values(const ViewDump& d, const ParamFn& param) {
   const std::string metric = param("metric").value_or("leaked");
   const SortKey* key = find_key(metric);
-  if (key == nullptr || metric == "count" || metric == "retained" || metric == "growth") {
+  if (key == nullptr || metric == "count" || metric == "retained" || metric == "growth" || metric == "kept") {
     return ApiError{400, "Unknown metric '" + metric.substr(0, 40) +
                              "': use one of leaked, peak, allocated, allocations, temporary, live."};
   }
@@ -456,23 +467,13 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
 }
 
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param) {
-  const auto found = find_dump(data, dump_id);
-  if (const auto* e = std::get_if<ApiError>(&found)) return fail(*e);
-  const ViewDump& d = *std::get<const ViewDump*>(found);
-  const auto found_set = site_set_of(d, param);
-  if (const auto* e = std::get_if<ApiError>(&found_set)) return fail(*e);
-  const SiteSet& set = std::get<SiteSet>(found_set);
+  const auto request = site_request(data, dump_id, site_id, param);
+  if (const auto* e = std::get_if<ApiError>(&request)) return fail(*e);
+  const auto& [dump, set, id, w] = std::get<SiteRequest>(request);
+  const ViewDump& d = *dump;
   const CallSites& cs = *set.sites;
-  if (site_id.size() > 9) return fail(400, "The site id is too long.");
-  const auto n = parse_count(site_id, ~0ull);
-  if (!n) return fail(400, "The site id must be a number.");
-  if (*n >= cs.sites.size()) return fail(404, "No call site has id " + site_id + ".");
-  const auto id = static_cast<std::uint32_t>(*n);
-  const auto range = range_param(d, param);
-  if (const auto* e = std::get_if<ApiError>(&range)) return fail(*e);
   const auto at = time_param(d, param, "at");
   if (const auto* e = std::get_if<ApiError>(&at)) return fail(*e);
-  const TimeWindow& w = std::get<TimeWindow>(range);
   const auto figures = figures_of(d, w);
   if (const auto* e = std::get_if<ApiError>(&figures)) return fail(*e);
   const CallSite& s = cs.sites[id];

@@ -8,6 +8,7 @@
 
 #include "reports/report_output.h"
 #include "reports/site_label.h"
+#include "server/view_params.h"
 
 namespace memrec::analyzer::server {
 namespace {
@@ -86,6 +87,26 @@ std::variant<SiteSet, ApiError> site_set_of(const ViewDump& d, const ParamFn& pa
   const auto o = site_options(param);
   if (const auto* e = std::get_if<ApiError>(&o)) return *e;
   return site_set(d, std::get<SiteOptions>(o));
+}
+
+std::variant<SiteRequest, ApiError> site_request(const ViewData& data, const std::string& dump_id,
+                                                 const std::string& site_id, const ParamFn& param) {
+  const auto found = find_dump(data, dump_id);
+  if (const auto* e = std::get_if<ApiError>(&found)) return *e;
+  SiteRequest out;
+  out.dump = std::get<const ViewDump*>(found);
+  const auto set = site_set_of(*out.dump, param);
+  if (const auto* e = std::get_if<ApiError>(&set)) return *e;
+  out.set = std::get<SiteSet>(set);
+  if (site_id.size() > 9) return ApiError{400, "The site id is too long."};
+  const auto n = parse_count(site_id, ~0ull);
+  if (!n) return ApiError{400, "The site id must be a number."};
+  if (*n >= out.set.sites->sites.size()) return ApiError{404, "No call site has id " + site_id + "."};
+  out.id = static_cast<std::uint32_t>(*n);
+  const auto range = range_param(*out.dump, param);
+  if (const auto* e = std::get_if<ApiError>(&range)) return *e;
+  out.window = std::get<TimeWindow>(range);
+  return out;
 }
 
 const std::vector<SiteFigures>& set_figures(const SiteSet& set, const std::vector<SiteFigures>& per_site,
