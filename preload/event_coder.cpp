@@ -12,6 +12,7 @@
 #include "dump_file.h"
 #include "malloc_owner.h"
 #include "memrec/format/record_encoder.h"
+#include "memrec/format/recorder_threads.h"
 #include "module_registry.h"
 #include "order_stamp.h"
 #include "os.h"
@@ -91,6 +92,9 @@ void EventCoder::fail_record_too_large() { g_dump.fail("a record does not fit in
 void EventCoder::put_counters() {
   using format::Counter;
   watch_toggle_signal(now_ns(), /*force=*/true);
+  // Read here, at a frame's end, by the writer itself: nothing on the hot
+  // path counts the recorder's own cost. None without a writer thread.
+  const std::uint64_t cpu_ns = writer_cpu_ns();
   format::CounterValue values[] = {
       {Counter::kEvents, events_},
       {Counter::kMissedReentrant, counter(Counter::kMissedReentrant)},
@@ -111,6 +115,8 @@ void EventCoder::put_counters() {
       {Counter::kToggleTakenNs, toggle_taken_ns()},
       {Counter::kToggleChained, toggle_chained()},
       {Counter::kMarkersLost, counter(Counter::kMarkersLost)},
+      {static_cast<Counter>(format::recorder_cpu_key(0)), cpu_ns},
+      {static_cast<Counter>(format::recorder_events_key(0)), cpu_ns != 0 ? events_ : 0},
   };
   // The facts after the counts go in only once set: most dumps have none.
   std::size_t n = static_cast<std::size_t>(Counter::kUnwindFailed);

@@ -82,8 +82,11 @@ struct Cycle {
   char exec_path[kExecPathBytes] = {};  // of the last Exec record, for the one noting its failure
   std::uint64_t noted_ns = 0;           // when the last cycle noted the rings' heads
   std::uint64_t gap_ns = 0;             // the time from the cycle before to it
+  std::uint64_t parked_cpu_ns = 0;      // CPU time of the writer threads that parked
 };
 constinit Cycle g_cycle;
+// Set on the writer thread for its life (writer_cpu_ns).
+constinit thread_local bool t_writer = false;
 
 // Copies the C string `from` into `to`, cut to fit with its NUL.
 template <std::size_t N>
@@ -222,12 +225,14 @@ void park() {
   g_coder.flush_frame(false, /*complete=*/true);
   g_dump.close();
   g_proc.close();
+  g_cycle.parked_cpu_ns += thread_cpu_ns();
   g_parked.store(1, std::memory_order_release);
   os::futex_wake_all(g_parked);
 }
 
 void* writer_main(void*) {
   t_thread.depth = HookDepth::kInternal;  // for life: nothing this thread does is recorded
+  t_writer = true;
   sigset_t all;
   sigfillset(&all);
   // Signals go to the program's threads; SIGXFSZ from our writes turns into EFBIG.
@@ -542,6 +547,8 @@ void writer_put_marker(format::Source source, std::string_view label) {
   const std::uint64_t t = writer_control_stamp();
   g_coder.put_record([&](format::RecordEncoder& enc) { return enc.marker(t, source, label); });
 }
+
+std::uint64_t writer_cpu_ns() { return t_writer ? g_cycle.parked_cpu_ns + thread_cpu_ns() : 0; }
 
 const char* writer_dump_path() { return g_dump.path(); }
 
