@@ -16,14 +16,26 @@ namespace memrec::preload {
 
 constinit ProcSampler g_proc;
 
+namespace {
+
+// Reads the whole of a /proc file kept open in `fd` (opened on first use)
+// into `buf`, NUL-terminated: false if it could not be read.
+template <std::size_t N>
+bool read_kept(int& fd, const char* path, char (&buf)[N]) {
+  if (fd < 0) fd = guarded_open(path, O_RDONLY, 0, /*high=*/true);
+  const ssize_t n = fd >= 0 ? pread(fd, buf, N - 1, 0) : -1;
+  if (n <= 0) return false;
+  buf[n] = '\0';
+  return true;
+}
+
+}  // namespace
+
 bool ProcSampler::sample_rss(std::uint64_t now, std::uint64_t& rss) {
   if (g_options.rss_interval_ms == 0 || now - last_rss_ns_ < g_options.rss_interval_ms * 1000000ull) return false;
   last_rss_ns_ = now;
-  if (statm_fd_ < 0) statm_fd_ = guarded_open("/proc/self/statm", O_RDONLY, 0, /*high=*/true);
   char buf[128];
-  const ssize_t n = statm_fd_ >= 0 ? pread(statm_fd_, buf, sizeof(buf) - 1, 0) : -1;
-  if (n <= 0) return false;
-  buf[n] = '\0';
+  if (!read_kept(statm_fd_, "/proc/self/statm", buf)) return false;
   // statm: size resident shared text lib data dt, in pages.
   const char* p = buf;
   while (*p != ' ' && *p != '\0') ++p;
@@ -44,11 +56,8 @@ bool ProcSampler::only_writer_left(std::uint64_t now) {
   constexpr std::uint64_t kCheckEveryNs = 50'000'000;
   if (now - last_alone_check_ns_ < kCheckEveryNs) return false;
   last_alone_check_ns_ = now;
-  if (stat_fd_ < 0) stat_fd_ = guarded_open("/proc/self/stat", O_RDONLY, 0, /*high=*/true);
   char buf[1024];
-  const ssize_t n = stat_fd_ >= 0 ? pread(stat_fd_, buf, sizeof(buf) - 1, 0) : -1;
-  if (n <= 0) return false;
-  buf[n] = '\0';
+  if (!read_kept(stat_fd_, "/proc/self/stat", buf)) return false;
   // The command name may hold spaces and parentheses: fields start after the
   // last ')': state first, num_threads 18th (proc(5), fields 3 and 20). A
   // main thread that left with pthread_exit() is a zombie still counted.
