@@ -15,6 +15,14 @@ inline std::uint64_t now_ns() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// The calling thread's CPU time. A syscall on most kernels (the vDSO serves
+// only the global clocks): cold paths only.
+inline std::uint64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 inline std::uint64_t wall_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

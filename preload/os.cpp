@@ -4,7 +4,9 @@
 #include <linux/futex.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
+#include <cerrno>
 #include <climits>
 #include <ctime>
 
@@ -32,5 +34,30 @@ void futex_wake_all(std::atomic<std::uint32_t>& word) {
 }
 
 std::uint64_t gettid() { return static_cast<std::uint64_t>(syscall(SYS_gettid)); }
+
+// One process_vm_readv of a byte per page on our own process: the kernel
+// stops at the first page it cannot read, without a signal ("partial
+// transfers apply at the granularity of iovec elements", process_vm_readv(2)),
+// and a thread of the process may always read it (ptrace access mode checks
+// pass within a thread group).
+long readable_pages(std::uintptr_t first, std::size_t n, std::uintptr_t page_bytes) {
+  constexpr std::size_t kBatch = 64;
+  iovec remote[kBatch];
+  char sink[kBatch];
+  const long pid = syscall(SYS_getpid);
+  std::size_t done = 0;
+  while (done < n) {
+    const std::size_t k = n - done < kBatch ? n - done : kBatch;
+    for (std::size_t i = 0; i < k; ++i) {
+      remote[i] = iovec{reinterpret_cast<void*>(first + (done + i) * page_bytes), 1};
+    }
+    iovec local{sink, k};
+    const long got = syscall(SYS_process_vm_readv, pid, &local, 1ul, remote, k, 0ul);
+    if (got < 0) return errno == EFAULT ? static_cast<long>(done) : -1;  // EFAULT: the first page
+    done += static_cast<std::size_t>(got);
+    if (static_cast<std::size_t>(got) < k) break;
+  }
+  return static_cast<long>(done);
+}
 
 }  // namespace memrec::preload::os

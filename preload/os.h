@@ -1,5 +1,5 @@
-// The preload's narrow seam to the kernel for its own memory and waits. Raw
-// syscalls, so none of it passes through our own mmap hooks or any allocator.
+// The preload's narrow seam to the kernel for its own memory, waits and
+// probes. Raw syscalls, so none of it passes through our own mmap hooks or any allocator.
 #pragma once
 
 #include <atomic>
@@ -18,5 +18,11 @@ void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, std::u
 void futex_wake_all(std::atomic<std::uint32_t>& word);
 
 std::uint64_t gettid();
+
+// How many of the `n` pages of `page_bytes` from `first` upwards can be read,
+// up to the first that cannot; -1 if the kernel refuses the probe. The
+// unwinder's way to find a thread's stack without reading /proc/self/maps,
+// which would take a descriptor on a program thread (docs/design/descriptors.md).
+long readable_pages(std::uintptr_t first, std::size_t n, std::uintptr_t page_bytes);
 
 }  // namespace memrec::preload::os

@@ -9,13 +9,13 @@
 
 #include <link.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 #include <unistd.h>
 #include <cerrno>
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
 #include "fd_guard.h"
+#include "os.h"
 #include "stack_table.h"
 
 namespace memrec::preload {
@@ -74,39 +74,13 @@ constexpr std::uint32_t kMaxStackSwitches = 16;
 constexpr std::size_t kMaxStackPages = 4096;
 constexpr std::uintptr_t kPageBytes = 4096;
 
-// How many of the `n` pages from `first` upwards can be read, up to the first
-// that cannot; -1 if the kernel refuses the probe. One process_vm_readv of a
-// byte per page on our own process: the kernel stops at the first page it
-// cannot read, without a signal ("partial transfers apply at the granularity
-// of iovec elements", process_vm_readv(2)), and a thread of the process may
-// always read it (ptrace access mode checks pass within a thread group).
-long readable_pages(std::uintptr_t first, std::size_t n) {
-  constexpr std::size_t kBatch = 64;
-  iovec remote[kBatch];
-  char sink[kBatch];
-  const long pid = syscall(SYS_getpid);
-  std::size_t done = 0;
-  while (done < n) {
-    const std::size_t k = n - done < kBatch ? n - done : kBatch;
-    for (std::size_t i = 0; i < k; ++i) {
-      remote[i] = iovec{reinterpret_cast<void*>(first + (done + i) * kPageBytes), 1};
-    }
-    iovec local{sink, k};
-    const long got = syscall(SYS_process_vm_readv, pid, &local, 1ul, remote, k, 0ul);
-    if (got < 0) return errno == EFAULT ? static_cast<long>(done) : -1;  // EFAULT: the first page
-    done += static_cast<std::size_t>(got);
-    if (static_cast<std::size_t>(got) < k) break;
-  }
-  return static_cast<long>(done);
-}
-
 [[gnu::cold, gnu::noinline]] bool find_stack_bounds(UnwindCache& c, std::uintptr_t sp) {
   const int saved_errno = errno;
   const std::uintptr_t sp_page = sp & ~(kPageBytes - 1);
   if (c.stack_hi != 0 && sp < c.stack_lo && (c.stack_lo - sp_page) / kPageBytes <= kMaxStackPages) {
     // Deeper on the stack we know, if every page up to it can be read.
     const std::size_t between = (c.stack_lo - sp_page) / kPageBytes;
-    if (readable_pages(sp_page, between) == static_cast<long>(between)) {
+    if (os::readable_pages(sp_page, between, kPageBytes) == static_cast<long>(between)) {
       c.stack_lo = sp_page;
       errno = saved_errno;
       return true;
@@ -117,7 +91,7 @@ long readable_pages(std::uintptr_t first, std::size_t n) {
     return false;
   }
   const std::uintptr_t old_hi = c.stack_hi;
-  const long pages = readable_pages(sp_page, kMaxStackPages);
+  const long pages = os::readable_pages(sp_page, kMaxStackPages, kPageBytes);
   const bool found = pages > 0;
   c.stack_lo = found ? sp_page : 0;
   c.stack_hi = found ? sp_page + static_cast<std::uintptr_t>(pages) * kPageBytes : 0;

@@ -74,6 +74,11 @@ void writer_put_marker(format::Source source, std::string_view label);
 // The dump's path, as opened.
 const char* writer_dump_path();
 
+// The CPU time of this process's writer threads so far, when called on one
+// (the writer ending a frame); 0 on any other thread, such as one that
+// writes the dump of a process that never started its writer.
+std::uint64_t writer_cpu_ns();
+
 // Async-signal-safe: notes a pause or resume for the writer to record.
 void note_recording_toggle(bool on, std::uint64_t time_ns, format::Source source);
 

@@ -58,6 +58,14 @@ json counters_json(const std::map<std::uint64_t, std::uint64_t>& counters) {
   return out;
 }
 
+json recorder_threads_json(const std::map<std::uint64_t, std::uint64_t>& counters) {
+  json out = json::array();
+  for (const RecorderThread& t : recorder_threads(counters)) {
+    out.push_back({{"thread", t.index}, {"cpu_ns", t.cpu_ns}, {"events", t.events}});
+  }
+  return out;
+}
+
 json threads_json(const std::vector<ThreadInfo>& threads) {
   json out = json::array();
   for (const ThreadInfo& t : threads) {
@@ -129,6 +137,7 @@ json info_json(const InfoReport& r) {
       {"duration_ns", r.duration_ns},
       {"counts", counts_json(d)},
       {"counters", counters_json(d.facts.counters)},
+      {"recorder_threads", recorder_threads_json(d.facts.counters)},
       {"threads", threads_json(d.threads)},
       {"modules", modules_json(d.modules)},
       {"recording", recording},

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "load/ordered_events.h"
+#include "memrec/format/recorder_threads.h"
 #include "model/module_map.h"
 
 namespace memrec::analyzer {
@@ -115,6 +116,9 @@ std::string counter_name(std::uint64_t key) {
   };
   static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kToggleChained) + 1);
   if (key < std::size(kNames) && kNames[key] != nullptr) return kNames[key];
+  if (const std::int64_t thread = format::recorder_thread_of(key); thread >= 0) {
+    return "recorder_thread_" + std::to_string(thread) + (format::is_recorder_events_key(key) ? "_events" : "_cpu_ns");
+  }
   return "unknown_" + std::to_string(key);
 }
 
@@ -126,6 +130,20 @@ bool counter_means_loss(std::uint64_t key) {
     if (key == static_cast<std::uint64_t>(loss)) return true;
   }
   return false;
+}
+
+std::vector<RecorderThread> recorder_threads(const std::map<std::uint64_t, std::uint64_t>& counters) {
+  std::map<std::uint32_t, RecorderThread> by_index;
+  for (const auto& [key, value] : counters) {
+    const std::int64_t thread = format::recorder_thread_of(key);
+    if (thread < 0) continue;
+    RecorderThread& t = by_index[static_cast<std::uint32_t>(thread)];
+    t.index = static_cast<std::uint32_t>(thread);
+    (format::is_recorder_events_key(key) ? t.events : t.cpu_ns) = value;
+  }
+  std::vector<RecorderThread> out;
+  for (const auto& [index, t] : by_index) out.push_back(t);
+  return out;
 }
 
 }  // namespace memrec::analyzer

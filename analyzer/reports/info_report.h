@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,11 +55,23 @@ nlohmann::json info_json(const InfoReport& report);
 // The human-readable summary; lists the `top_leaks` largest leak groups.
 std::string info_text(const InfoReport& report, std::size_t top_leaks);
 
-// The name of a counter key in JSON: "events", ..., or "unknown_<key>".
+// The name of a counter key in JSON: "events", ..., "recorder_thread_<i>_cpu_ns"
+// or "recorder_thread_<i>_events", or "unknown_<key>".
 std::string counter_name(std::uint64_t key);
 // Whether a counter counts what the dump lacks: allocations passed through or
 // dropped unrecorded, stacks cut short or lost. memrec view's Recorder card
 // lists those that are not zero (docs/api.md, /summary's loss_counters).
 bool counter_means_loss(std::uint64_t key);
+
+// One of the recorder's own threads (FORMAT.md, "Counters"), as the dump's
+// last counters give it: 0 is the writer.
+struct RecorderThread {
+  std::uint32_t index = 0;
+  std::uint64_t cpu_ns = 0;
+  std::uint64_t events = 0;
+};
+// The recorder threads the counters name, by index; none when the process
+// never started one.
+std::vector<RecorderThread> recorder_threads(const std::map<std::uint64_t, std::uint64_t>& counters);
 
 }  // namespace memrec::analyzer

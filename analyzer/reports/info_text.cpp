@@ -150,6 +150,14 @@ void write_threads_and_modules(std::string& out, const InfoReport& r) {
       fmt::format_to(std::back_inserter(out), " {}={}", counter_name(key), value);
     out += "\n";
   }
+  // What recording cost the recorder's own threads (the hooks' part is on
+  // the program's threads): per thread, and per event it coded.
+  for (const RecorderThread& t : recorder_threads(d.facts.counters)) {
+    fmt::format_to(std::back_inserter(out), "  recorder  thread {}: {:.3f} s CPU, {} events", t.index,
+                   static_cast<double>(t.cpu_ns) / 1e9, t.events);
+    if (t.events != 0) fmt::format_to(std::back_inserter(out), ", {} ns/event", t.cpu_ns / t.events);
+    out += "\n";
+  }
 }
 
 void write_leaks(std::string& out, const InfoReport& r, std::size_t top) {

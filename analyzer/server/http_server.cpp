@@ -130,6 +130,9 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   dump_route(svr, data, "maps", api_maps);
   dump_route(svr, data, "threads",
              [](const ViewData& d, const std::string& id, const ParamFn&) { return api_threads(d, id); });
+  svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+)/series)", [&data](const httplib::Request& req, httplib::Response& res) {
+    if (params_ok(req, res)) send_answer(res, api_site_series(data, req.matches[1], req.matches[2], params_of(req)));
+  });
   svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
     if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2], params_of(req)));
   });

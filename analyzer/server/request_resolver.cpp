@@ -35,6 +35,23 @@ std::optional<SiteSet> Resolver::sites() {
   return take(site_set_of(*dump_, param_));
 }
 
+std::optional<SiteRequest> Resolver::site(const std::string& dump_id, const std::string& site_id) {
+  const ViewDump* found = dump(dump_id);
+  std::optional<SiteSet> set = sites();
+  if (failed()) return std::nullopt;
+  const std::optional<std::uint64_t> n = site_id.size() > 9 ? std::nullopt : parse_count(site_id, ~0ull);
+  if (site_id.size() > 9) {
+    refuse(400, "The site id is too long.");
+  } else if (!n) {
+    refuse(400, "The site id must be a number.");
+  } else if (*n >= set->sites->sites.size()) {
+    refuse(404, "No call site has id " + site_id + ".");
+  }
+  const std::optional<TimeWindow> window = range();
+  if (failed()) return std::nullopt;
+  return SiteRequest{found, std::move(*set), static_cast<std::uint32_t>(*n), *window};
+}
+
 std::shared_ptr<const RangeFigures> Resolver::figures(const std::optional<TimeWindow>& window) {
   if (failed() || !window) return nullptr;
   return take(figures_of(*dump_, *window)).value_or(nullptr);

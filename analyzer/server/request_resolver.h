@@ -61,6 +61,9 @@ class Resolver {
                                      std::uint64_t fallback);
   // The call sites as ?raw&group name them.
   std::optional<SiteSet> sites();
+  // One site of them (400 if its id is not a number, 404 if there is no such
+  // site) and the range: a request about that site.
+  std::optional<SiteRequest> site(const std::string& dump_id, const std::string& site_id);
   // The range's figures (null after a failure, or for no range).
   std::shared_ptr<const RangeFigures> figures(const std::optional<TimeWindow>& window);
   // The allocation table: a 503 while it is built.

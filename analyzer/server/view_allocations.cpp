@@ -66,12 +66,22 @@ std::optional<ApiError> read_filter(const ViewDump& d, const SiteSet& set, const
   AllocationFilter& rows = f.rows;
   rows.alive_at_ns = request.time("alive_at");
   if (request.failed()) return request.error();
-  for (const char* name : {"leaked", "realloc"}) {
+  for (const char* name : {"leaked", "realloc", "kept"}) {
     if (const auto v = param(name)) {
       if (*v != "0" && *v != "1") return ApiError{400, std::string(name) + " must be 0 or 1."};
     }
   }
   if (param("leaked") == "1") rows.live_after_ns = w.to_ns;
+  // Kept: allocated in the range and live at alive_at, or at the range's end,
+  // as report --retained FROM..TO --at AT counts them.
+  if (param("kept") == "1") {
+    rows.alive_at_ns = rows.alive_at_ns.value_or(w.to_ns);
+    if (*rows.alive_at_ns < w.from_ns) {
+      return ApiError{400,
+                      "kept=1 needs alive_at at or after the range's start: nothing allocated in the range is "
+                      "live before it."};
+    }
+  }
   f.realloc = param("realloc") == "1";
   const std::pair<const char*, std::uint64_t*> bounds[] = {{"min_size", &rows.min_size},
                                                            {"max_size", &rows.max_size},
@@ -147,7 +157,14 @@ ApiAnswer api_allocations(const ViewData& data, const std::string& dump_id, cons
   const RowPage page = allocation_page(*table, f, sort, desc, offset, limit);
   json rows = json::array();
   for (const std::uint32_t r : page.rows) rows.push_back(row_json(d, set, r));
-  return ok({{"total", page.total}, {"offset", offset}, {"limit", limit}, {"rows", std::move(rows)}});
+  json body = {{"total", page.total}, {"offset", offset}, {"limit", limit}, {"rows", std::move(rows)}};
+  if (param("kept") == "1") {
+    // The range's figures before the other filters: what report --retained prints.
+    const TimeWindow w = std::get<TimeWindow>(range_param(d, param));
+    const std::uint64_t at = *f.rows.alive_at_ns;
+    body["kept"] = kept_json(d, w, at, retained(*table, w.from_ns, w.to_ns, at));
+  }
+  return ok(std::move(body));
 }
 
 ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const std::string& index,

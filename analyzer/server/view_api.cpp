@@ -36,13 +36,14 @@ struct SiteValues {
   const std::vector<SiteFigures>& figures;
   const SiteLive* live;
   const std::vector<GrowthFit>* growth = nullptr;  // sort=growth only
+  const SiteLive* kept = nullptr;                  // sort=kept only: allocated in the range, live at C
 };
 
 struct SortKey {
   std::string_view name;
   std::uint64_t (*value)(const SiteValues&, std::size_t);
 };
-constexpr std::array<SortKey, 9> kSortKeys = {{
+constexpr std::array<SortKey, 10> kSortKeys = {{
     {"leaked", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_bytes; }},
     {"count", [](const SiteValues& v, std::size_t i) { return v.sites[i].runtime ? 0 : v.figures[i].leaked_count; }},
     {"peak", [](const SiteValues& v, std::size_t i) { return v.figures[i].peak_bytes; }},
@@ -56,6 +57,7 @@ constexpr std::array<SortKey, 9> kSortKeys = {{
      [](const SiteValues& v, std::size_t i) {
        return v.growth != nullptr ? static_cast<std::uint64_t>(std::llround((*v.growth)[i].score)) : 0;
      }},
+    {"kept", [](const SiteValues& v, std::size_t i) { return v.kept != nullptr ? v.kept->bytes[i] : 0; }},
 }};
 
 const SortKey* find_key(std::string_view name) {
@@ -117,17 +119,6 @@ json flame_json(const Flame& tree, std::uint32_t at, std::uint64_t min_value, st
   json node = {{"name", tree.name(at)}, {"value", tree.node(at).value[0]}, {"children", std::move(children)}};
   put_short_name(node, tree.name(at));
   return node;
-}
-
-// The markers in the window, times relative to the start, as the summary lists them.
-json markers_within(const ViewDump& d, const TimeWindow& w) {
-  json out = json::array();
-  const json instants = instants_json(d.report);  // kept: a range-for would not keep it alive
-  for (const json& m : instants["markers"]) {
-    const std::uint64_t t = d.start_ns() + m["time_ns"].get<std::uint64_t>();
-    if (t >= w.from_ns && t <= w.to_ns) out.push_back(m);
-  }
-  return out;
 }
 
 // Periods with recording on, clipped to the window, relative to the start.
@@ -295,6 +286,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   const std::optional<std::uint64_t> at_ns = request.time("at");
   if (sort == "live" && !at_ns) request.refuse(400, "sort=live needs at=T (ns since the dump's start).");
   const bool growth = sort == "growth" || param("growth") == "1";
+  const bool kept = sort == "kept" || param("kept") == "1";
   const std::optional<std::uint64_t> spark = param("spark") ? request.count("spark", 8, 128, 0) : std::nullopt;
   const std::optional<SiteSet> found_set = request.sites();
   const auto figures = request.figures(range);
@@ -305,12 +297,26 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
   std::vector<SiteFigures> sums;
   const std::vector<SiteFigures>& fig = set_figures(set, figures->sites, sums);
   const AllocationTable* t = d.table();  // looked at once: it may be published meanwhile
-  if ((at_ns || growth) && t == nullptr) return fail(table_missing(d));
+  if ((at_ns || growth || kept) && t == nullptr) return fail(table_missing(d));
   std::optional<SiteLive> live;
   if (at_ns) live = set_live(set, live_by_site(*t, cursor_at(*t, *at_ns)));
   std::vector<GrowthFit> fits;
   if (growth) fits = set_growth(*t, set, growth_grid(w));
-  const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr, growth ? &fits : nullptr};
+  // Kept: report --retained FROM..TO --at C, C the instant or else the range's end.
+  const std::uint64_t kept_at = at_ns.value_or(w.to_ns);
+  if (kept && kept_at < w.from_ns) {
+    return fail(400,
+                "The instant is before the range starts: nothing allocated in the range can be live at it. "
+                "Pick an instant in or after the range, or clear it to use the range's end.");
+  }
+  std::optional<Retention> retention;
+  std::optional<SiteLive> kept_live;
+  if (kept) {
+    retention = retained(*t, w.from_ns, w.to_ns, kept_at);
+    kept_live = set_live(set, SiteLive{retention->site_bytes, retention->site_count});
+  }
+  const SiteValues values{set.sites->sites, fig, live ? &*live : nullptr, growth ? &fits : nullptr,
+                          kept_live ? &*kept_live : nullptr};
   const std::vector<std::size_t> order = ranked(set, values, *key, Listed::kAnyFigure);
 
   const std::uint64_t first = *offset;
@@ -335,6 +341,10 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
                        {"grew_share", f.grew_share},
                        {"score", f.score}};
     }
+    if (kept_live) {
+      row["kept_bytes"] = kept_live->bytes[page[p]];
+      row["kept_count"] = kept_live->count[page[p]];
+    }
     if (!sparks.empty())
       row["spark"] = std::vector<std::uint64_t>(sparks.begin() + p * *spark, sparks.begin() + (p + 1) * *spark);
     rows.push_back(std::move(row));
@@ -347,6 +357,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
     body["growth"] = {
         {"from_ns", grid.from_ns - d.start_ns()}, {"to_ns", grid.to_ns - d.start_ns()}, {"buckets", grid.buckets}};
   }
+  if (retention) body["kept"] = kept_json(d, w, kept_at, *retention);
   if (spark && t == nullptr) body["table"] = table_state(d);
   return ok(std::move(body));
 }
@@ -354,7 +365,7 @@ ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const Para
 Checked<MetricValues> metric_values(const ViewDump& d, const ParamFn& param) {
   const std::string metric = param("metric").value_or("leaked");
   const SortKey* key = find_key(metric);
-  if (key == nullptr || metric == "count" || metric == "retained" || metric == "growth") {
+  if (key == nullptr || metric == "count" || metric == "retained" || metric == "growth" || metric == "kept") {
     return ApiError{400, "Unknown metric '" + metric.substr(0, 40) +
                              "': use one of leaked, peak, allocated, allocations, temporary, live."};
   }
@@ -410,22 +421,14 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
 
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param) {
   Resolver request(data, param);
-  const ViewDump* found = request.dump(dump_id);
-  const std::optional<SiteSet> found_set = request.sites();
+  const std::optional<SiteRequest> site = request.site(dump_id, site_id);
   if (request.failed()) return request.failure();
-  const ViewDump& d = *found;
-  const SiteSet& set = *found_set;
+  const auto& [dump, set, id, w] = *site;
+  const ViewDump& d = *dump;
   const CallSites& cs = *set.sites;
-  if (site_id.size() > 9) return fail(400, "The site id is too long.");
-  const auto n = parse_count(site_id, ~0ull);
-  if (!n) return fail(400, "The site id must be a number.");
-  if (*n >= cs.sites.size()) return fail(404, "No call site has id " + site_id + ".");
-  const auto id = static_cast<std::uint32_t>(*n);
-  const std::optional<TimeWindow> range = request.range();
   const std::optional<std::uint64_t> at = request.time("at");
-  const auto figures = request.figures(range);
+  const auto figures = request.figures(w);
   if (request.failed()) return request.failure();
-  const TimeWindow& w = *range;
   const CallSite& s = cs.sites[id];
   json body = site_figures_json(with_figures(s, site_figures(set, id, figures->sites)));
   body["id"] = id;

@@ -65,7 +65,9 @@ using ParamFn = std::function<std::optional<std::string>(const std::string&)>;
 ApiAnswer api_dumps(const ViewData& data);
 ApiAnswer api_summary(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 ApiAnswer api_timeline(const ViewData& data, const std::string& dump_id, const ParamFn& param);
-// ?sort=leaked|count|peak|allocated|allocations|temporary|retained|live &offset &limit &at &spark
+// ?sort=leaked|count|peak|allocated|allocations|temporary|retained|live|growth|kept &offset &limit &at &spark.
+// retained is the runtime's caches; kept (also with ?kept=1) is what the range
+// allocated and is still live at `at`, or at its end: report --retained FROM..TO --at AT.
 ApiAnswer api_sites(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 // ?metric=leaked|peak|allocated|allocations|temporary|live &at: the call sites as one
 // tree, outermost frame at the root, frames merged by label; nodes under
@@ -77,6 +79,10 @@ ApiAnswer api_flame(const ViewData& data, const std::string& dump_id, const Para
 ApiAnswer api_functions(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 // ?from&to&at: the site's figures over the range, its frames, and its live bytes at `at`.
 ApiAnswer api_site(const ViewData& data, const std::string& dump_id, const std::string& site_id, const ParamFn& param);
+// ?from&to&buckets=N (1..1000, default 200): the site's live bytes and blocks at
+// the range's first ns and at the end of each of N buckets (view_site_series.cpp).
+ApiAnswer api_site_series(const ViewData& data, const std::string& dump_id, const std::string& site_id,
+                          const ParamFn& param);
 // ?from&to&limit: the anonymous mappings (view_maps.cpp): totals, the mapped
 // bytes over time, the mappings live at the end and each mapping stack's figures.
 ApiAnswer api_maps(const ViewData& data, const std::string& dump_id, const ParamFn& param);

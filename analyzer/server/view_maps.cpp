@@ -171,6 +171,7 @@ ApiAnswer api_maps(const ViewData& data, const std::string& dump_id, const Param
              {"stacks", stacks_json(d, m, rows)},
              {"stacks_total", m.stacks().size()},
              {"limit", rows},
+             {"markers", markers_within(d, w)},
              {"range", range_json(d, w)}});
 }
 

@@ -6,6 +6,8 @@
 #include <charconv>
 #include <limits>
 
+#include "reports/report_output.h"
+
 namespace memrec::analyzer::server {
 namespace {
 
@@ -93,6 +95,24 @@ Checked<std::shared_ptr<const RangeFigures>> figures_of(const ViewDump& dump, co
 
 nlohmann::json range_json(const ViewDump& dump, const TimeWindow& w) {
   return {{"from_ns", w.from_ns - dump.start_ns()}, {"to_ns", w.to_ns - dump.start_ns()}};
+}
+
+nlohmann::json kept_json(const ViewDump& d, const TimeWindow& w, std::uint64_t at_ns, const Retention& kept) {
+  return {{"from_ns", w.from_ns - d.start_ns()},
+          {"to_ns", w.to_ns - d.start_ns()},
+          {"at_ns", at_ns - d.start_ns()},
+          {"bytes", kept.bytes},
+          {"count", kept.count}};
+}
+
+nlohmann::json markers_within(const ViewDump& d, const TimeWindow& w) {
+  nlohmann::json out = nlohmann::json::array();
+  const nlohmann::json instants = instants_json(d.report);  // kept: a range-for would not keep it alive
+  for (const nlohmann::json& m : instants["markers"]) {
+    const std::uint64_t t = d.start_ns() + m["time_ns"].get<std::uint64_t>();
+    if (t >= w.from_ns && t <= w.to_ns) out.push_back(m);
+  }
+  return out;
 }
 
 }  // namespace memrec::analyzer::server

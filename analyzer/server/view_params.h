@@ -8,6 +8,7 @@
 #include <string_view>
 #include <variant>
 
+#include "model/retention.h"
 #include "server/view_api.h"
 
 namespace memrec::analyzer::server {
@@ -42,5 +43,10 @@ Checked<std::shared_ptr<const RangeFigures>> figures_of(const ViewDump& dump, co
 
 // {"from_ns", "to_ns"} relative to the dump's start.
 nlohmann::json range_json(const ViewDump& dump, const TimeWindow& window);
+// What `window` kept at `at_ns` (model/retention.h), as /sites and /allocations
+// answer it: {"from_ns", "to_ns", "at_ns"} relative to the start, "bytes", "count".
+nlohmann::json kept_json(const ViewDump& dump, const TimeWindow& window, std::uint64_t at_ns, const Retention& kept);
+// The dump's markers within the window, times relative to its start, as the summary lists them.
+nlohmann::json markers_within(const ViewDump& dump, const TimeWindow& window);
 
 }  // namespace memrec::analyzer::server

@@ -22,7 +22,7 @@ namespace memrec::analyzer::server {
 namespace {
 
 // ?dump=ID, else the root of the process tree (the service, not a child it spawned).
-std::variant<const ViewDump*, ApiError> pprof_dump(const ViewData& data, const ParamFn& param) {
+Checked<const ViewDump*> pprof_dump(const ViewData& data, const ParamFn& param) {
   if (const auto id = param("dump")) return find_dump(data, *id);
   if (data.dumps.empty()) return ApiError{404, "No dump is loaded."};
   std::vector<ProcessKey> keys;
@@ -34,7 +34,7 @@ std::variant<const ViewDump*, ApiError> pprof_dump(const ViewData& data, const P
 
 // ?at=T: a time spec (1.5s, 200ms, mark:LABEL), relative to the dump's
 // start, clamped to its end; absent: the end.
-std::variant<std::uint64_t, ApiError> at_param(const ViewDump& d, const ParamFn& param) {
+Checked<std::uint64_t> at_param(const ViewDump& d, const ParamFn& param) {
   const std::uint64_t duration = d.report.duration_ns;
   const auto text = param("at");
   if (!text) return duration;

@@ -8,6 +8,8 @@
 
 #include "reports/report_output.h"
 #include "reports/site_label.h"
+#include "server/request_resolver.h"
+#include "server/view_params.h"
 
 namespace memrec::analyzer::server {
 namespace {
@@ -86,6 +88,14 @@ Checked<SiteSet> site_set_of(const ViewDump& d, const ParamFn& param) {
   const auto o = site_options(param);
   if (const auto* e = std::get_if<ApiError>(&o)) return *e;
   return site_set(d, std::get<SiteOptions>(o));
+}
+
+Checked<SiteRequest> site_request(const ViewData& data, const std::string& dump_id, const std::string& site_id,
+                                  const ParamFn& param) {
+  Resolver request(data, param);
+  std::optional<SiteRequest> site = request.site(dump_id, site_id);
+  if (request.failed()) return request.error();
+  return std::move(*site);
 }
 
 const std::vector<SiteFigures>& set_figures(const SiteSet& set, const std::vector<SiteFigures>& per_site,

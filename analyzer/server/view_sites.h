@@ -44,6 +44,19 @@ SiteSet site_set(const ViewDump& dump, SiteOptions options);
 // The set a request's ?raw&group ask for, or why not.
 Checked<SiteSet> site_set_of(const ViewDump& dump, const ParamFn& param);
 
+// A request about one site (/sites/{site} and its series): its dump, the
+// naming ?raw&group ask for, the site's id in it (400 if not a number, 404 if
+// no such site) and ?from&to, each checked.
+struct SiteRequest {
+  const ViewDump* dump = nullptr;
+  SiteSet set;
+  std::uint32_t id = 0;
+  TimeWindow window;
+};
+// (request_resolver.h's Resolver::site, for a caller without a Resolver.)
+Checked<SiteRequest> site_request(const ViewData& data, const std::string& dump_id, const std::string& site_id,
+                                  const ParamFn& param);
+
 // Per-report-site figures (RangeFigures::sites) as the set's: summed by group.
 // Ungrouped, that is `per_site` itself (a large dump's figures are not copied per request);
 // grouped, the sums, kept in `sums`.

@@ -42,7 +42,7 @@ def parse_args(argv):
                         help="tiny sizes, 1 repetition, output to a temporary file (what ./scripts/test runs)")
     parser.add_argument("--reps", type=int, default=None, help="repetitions (default 5; 1 with --quick)")
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
-                        help="run only this workload or group (churn, depth, program); repeatable; "
+                        help="run only this workload or group (churn, depth, threads, program); repeatable; "
                         "`--only view` times memrec view's API instead (scripts/lib/bench_view.py)")
     parser.add_argument("--output", help="markdown file to write (default docs/performance.md; "
                         "BUILD/bench-quick.md with --quick, BUILD/bench-partial.md with --only)")
@@ -156,6 +156,8 @@ def run_repetition(launcher, workload, paths, command, work_dir, rep, result):
     entry["heaptrack_bytes"] = measure.file_bytes([ht_file])
     entry["memrec_bytes"] = measure.file_bytes(mr_files)
     entry["cross_cpu_ns"] = cross_cpu
+    if workload.group == "threads":  # the recorder's own threads: each run's, for the thread sweep
+        entry["recorder"] = measure.memrec_recorder_threads(paths["memrec"], mr_files)
     if "counts" not in result:  # deterministic workloads: one repetition's counts stand for all
         result["counts"] = {"memrec": measure.memrec_counts(paths["memrec"], mr_files),
                             "heaptrack": measure.heaptrack_counts(ht_file)}
@@ -197,7 +199,8 @@ def benchmark(args, paths, work_dir):
     command = measure.memrec_analyzer_command(paths["memrec"])
     launcher = measure.Launcher(paths["rusage_run"])
     load_before = os.getloadavg()[0]
-    results = {w.name: {"group": w.group, "describe": w.describe, "stack_frames": w.stack_frames, "reps": []}
+    results = {w.name: {"group": w.group, "describe": w.describe, "stack_frames": w.stack_frames,
+                        "threads": w.threads, "reps": []}
                for w in chosen}
     if not args.quick:
         say("== warm-up: each workload once without a profiler ==")
@@ -209,7 +212,7 @@ def benchmark(args, paths, work_dir):
             run_repetition(launcher, w, paths, command, work_dir, rep, results[w.name])
     if not args.no_valgrind and shutil.which("valgrind"):
         # churn-20m is churn-1t twice over, which DHAT would take minutes for.
-        under_valgrind = [w for w in chosen if w.group != "depth" and w.name != "churn-20m"]
+        under_valgrind = [w for w in chosen if w.group not in ("depth", "threads") and w.name != "churn-20m"]
         run_valgrind(launcher, under_valgrind[:1] if args.quick else under_valgrind, paths, work_dir, results)
     kind = "quick" if args.quick else "partial" if args.only else "results"
     raw = os.path.join(args.build_dir, f"bench-{kind}.json")

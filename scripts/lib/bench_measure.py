@@ -174,6 +174,20 @@ def memrec_counts(memrec, dumps):
     return totals
 
 
+def memrec_recorder_threads(memrec, dumps):
+    """The recorder's own threads over the dumps of one run: each one's CPU
+    time and events coded (memrec info's recorder_threads), and the events."""
+    result = subprocess.run([memrec, "info", "--json", *dumps], capture_output=True, text=True, env=clean_env())
+    if result.returncode != 0:
+        raise BenchError(f"memrec info --json {' '.join(dumps)} failed: {result.stderr.strip()}")
+    infos = json.loads(result.stdout)
+    threads, events = [], 0
+    for info in infos if isinstance(infos, list) else [infos]:
+        threads += [{"cpu_ns": t["cpu_ns"], "events": t["events"]} for t in info["recorder_threads"]]
+        events += info["counters"]["events"]
+    return {"threads": threads, "events": events}
+
+
 def heaptrack_counts(path):
     """Counts the '+' (allocation) and '-' (free) records of heaptrack's file;
     heaptrack writes a realloc as both."""

@@ -163,6 +163,43 @@ def sweep_table(results):
                   "memrec B/event", "memrec analyzer s", "heaptrack_print s"], rows)
 
 
+def recorder_cpu_s(rep):
+    """What recording added to the target's CPU time: hooks and recorder threads."""
+    return rep["memrec"]["cpu_s"] - rep["base"]["cpu_s"]
+
+
+def busiest_share(rep):
+    """The busiest recorder thread's part of the recorder's CPU time."""
+    busiest = max((t["cpu_ns"] for t in rep["recorder"]["threads"]), default=0)
+    return busiest / 1e9 / recorder_cpu_s(rep) if recorder_cpu_s(rep) > 0 else float("nan")
+
+
+def per_event_ns(seconds_of):
+    return lambda rep: seconds_of(rep) * 1e9 / rep["recorder"]["events"]
+
+
+def recorder_threads_s(rep):
+    return sum(t["cpu_ns"] for t in rep["recorder"]["threads"]) / 1e9
+
+
+def thread_sweep_table(results):
+    rows = []
+    for result in results.values():
+        reps = result["reps"]
+        rows.append([result["threads"], fmt(per_rep(reps, lambda r: r["base"]["wall_s"])),
+                     fmt(per_rep(reps, slowdown("memrec")), suffix="×"),
+                     fmt(per_rep(reps, slowdown("heaptrack")), suffix="×"),
+                     fmt(per_rep(reps, slowdown("memrec", "cpu_s")), suffix="×"),
+                     fmt(per_rep(reps, slowdown("heaptrack", "cpu_s")), suffix="×"),
+                     fmt(per_rep(reps, per_event_ns(recorder_cpu_s)), 0),
+                     fmt(per_rep(reps, per_event_ns(recorder_threads_s)), 0),
+                     fmt(per_rep(reps, lambda r: len(r["recorder"]["threads"])), 0),
+                     fmt(per_rep(reps, lambda r: 100 * busiest_share(r)), 0, " %")])
+    return table(["program threads", "baseline s", "memrec wall ×", "heaptrack wall ×", "memrec CPU ×",
+                  "heaptrack CPU ×", "recorder CPU ns/event", "of which recorder threads", "recorder threads",
+                  "busiest recorder thread's share"], rows)
+
+
 def valgrind_table(results):
     rows = []
     for name, result in results.items():
@@ -212,7 +249,7 @@ def target_rows(results, command):
             ratio = _median(per_rep(result["reps"], lambda r: r["memrec_bytes"] / r["heaptrack_bytes"]))
             rows.append([f"`{name}`: dump no larger than heaptrack's file", f"{ratio:.2f} × heaptrack's", "",
                          verdict(ratio <= 1)])
-    main = {n: r for n, r in results.items() if r["group"] != "depth"}
+    main = {n: r for n, r in results.items() if r["group"] not in ("depth", "threads")}
     speedups = {n: _median(per_rep(r["reps"], lambda x: x["heaptrack_print"]["wall_s"] /
                                    x["memrec_analyzer"]["wall_s"])) for n, r in main.items()}
     memory = {n: _median(per_rep(r["reps"], lambda x: x["memrec_analyzer"]["maxrss_kib"])) * 1024 /
@@ -246,8 +283,9 @@ def target_rows(results, command):
 
 def render(results, environment, command, reps):
     """The generated part of docs/performance.md."""
-    main = {n: r for n, r in results.items() if r["group"] != "depth"}
+    main = {n: r for n, r in results.items() if r["group"] not in ("depth", "threads")}
     sweep = {n: r for n, r in results.items() if r["group"] == "depth"}
+    threads = {n: r for n, r in results.items() if r["group"] == "threads"}
     out = ["## Results", "", *environment, "",
            f"Each cell is the median of {reps} repetition{'s' if reps != 1 else ''}, "
            "with the minimum and maximum in parentheses; ratios are taken within a repetition, then summarized.", ""]
@@ -269,6 +307,13 @@ def render(results, environment, command, reps):
         first = next(iter(sweep.values()))
         out += ["### Stack-depth sweep", "", f"{first['describe'].split(', recursion')[0]}, at each recursion depth.",
                 "", sweep_table(sweep), ""]
+    if threads:
+        first = next(iter(threads.values()))
+        out += ["### Thread sweep", "",
+                f"{first['describe'].split(' over ')[0]} split over each number of threads. The recorder's CPU "
+                "is the target's CPU time under memrec less its time without a profiler: the hooks' share on "
+                "the program's threads plus the recorder's own threads (`memrec info`'s recorder threads), "
+                "per event recorded.", "", thread_sweep_table(threads), ""]
     rows = target_rows(results, command)
     if rows:
         out += ["### Targets", "", "Judged on the medians of the tables above.", "",

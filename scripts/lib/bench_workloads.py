@@ -12,25 +12,27 @@ import shlex
 import subprocess
 
 SWEEP_DEPTHS = (1, 8, 32, 64, 128)
+SWEEP_THREADS = (1, 2, 4, 8)
 CHURN_DEPTH = 21  # + main, run_worker, churn_batch, the allocation site and libc's start frames: ~27
 
 
 @dataclasses.dataclass
 class Workload:
     name: str  # what --only and the tables use
-    group: str  # "churn", "depth" or "program"; --only accepts it too
+    group: str  # "churn", "depth", "threads" or "program"; --only accepts it too
     describe: str  # one line for the doc
     argv: list
     env: dict = dataclasses.field(default_factory=dict)
     stack_frames: int = 0  # the recursion depth of the depth sweep, else 0
+    threads: int = 0  # the program threads of the thread sweep, else 0
 
 
 def _sizes(quick):
     if quick:
-        return {"churn_allocs": 20_000, "big_allocs": 40_000, "sweep_allocs": 5_000, "sqlite_rows": 2_000,
-                "python_rounds": 5}
-    return {"churn_allocs": 5_000_000, "big_allocs": 10_000_000, "sweep_allocs": 2_000_000, "sqlite_rows": 200_000,
-            "python_rounds": 300}
+        return {"churn_allocs": 20_000, "big_allocs": 40_000, "sweep_allocs": 5_000, "thread_allocs": 20_000,
+                "sqlite_rows": 2_000, "python_rounds": 5}
+    return {"churn_allocs": 5_000_000, "big_allocs": 10_000_000, "sweep_allocs": 2_000_000,
+            "thread_allocs": 4_000_000, "sqlite_rows": 200_000, "python_rounds": 300}
 
 
 def cc1plus_command(source, output, defines):
@@ -72,6 +74,15 @@ def all_workloads(repo, build_dir, work_dir, quick):
         workloads.append(Workload(f"depth-{depth}", "depth",
                                   f"bench/churn.cpp: {sweep_allocs:,} malloc+free, one thread, recursion depth {depth}",
                                   [churn, str(sweep_allocs), "1", str(depth)], stack_frames=depth))
+    # The same total work split over more threads: what a serial recorder
+    # thread or a cache line every event writes would show (scripts/bench's
+    # "Thread sweep" table).
+    thread_allocs = sizes["thread_allocs"]
+    for threads in SWEEP_THREADS:
+        workloads.append(Workload(f"threads-{threads}", "threads",
+                                  f"bench/churn.cpp: {thread_allocs:,} malloc+free over {threads} thread"
+                                  f"{'s' if threads > 1 else ''}, depth {CHURN_DEPTH}",
+                                  [churn, str(thread_allocs), str(threads), str(CHURN_DEPTH)], threads=threads))
     source = os.path.join(repo, "bench", "stl_heavy.cpp")
     defines = ["-DBENCH_SMALL"] if quick else []
     workloads.append(Workload("cc1plus", "program",

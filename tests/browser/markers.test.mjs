@@ -4,8 +4,7 @@
 // shows the range between them, as `memrec report --from mark:a --to mark:b` counts it.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { closeView, memrec, openView, program, record, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, openView, program, record, rendered, reportOf, requireFiles, scratch } from './support.mjs';
 
 let view;
 let dump;
@@ -18,11 +17,7 @@ before(async () => {
 
 after(() => closeView(view));
 
-function report(...args) {
-  const run = spawnSync(memrec, ['report', '--json', ...args, dump], { encoding: 'utf8' });
-  assert.equal(run.status, 0, run.stderr);
-  return JSON.parse(run.stdout).processes[0].report;
-}
+const report = (...args) => reportOf(dump, ...args);
 
 test('the overview lists the markers under its timeline, each a link to the range it opens', async () => {
   const { page, baseUrl } = view;

@@ -93,6 +93,13 @@ export async function rendered(page) {
   });
 }
 
+// `memrec report --json ARGS DUMP`: the one process's report.
+export function reportOf(dump, ...args) {
+  const run = spawnSync(memrec, ['report', '--json', '--no-progress', ...args, dump], { encoding: 'utf8' });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout).processes[0].report;
+}
+
 // GET from memrec view in node (no proxy: node's fetch ignores http_proxy).
 export async function getJson(baseUrl, path) {
   const response = await fetch(`${baseUrl}${path}`);
@@ -108,6 +115,20 @@ export async function timelineX(page, timeline, ns, chartIndex = 0) {
   const first = timeline.time_ns[0];
   const last = timeline.time_ns[timeline.time_ns.length - 1];
   return { x: box.x + (box.width * (ns - first)) / (last - first), y: box.y + box.height / 2 };
+}
+
+// How many of a chart's canvas pixels are the markers' purple (timeline.js
+// draws them #6941c6; lighter where anti-aliased on white), never a line's
+// blue, green or brown: 0 on a chart without markers.
+export async function markerPixels(chart) {
+  return chart.locator('canvas').evaluate((canvas) => {
+    const { data } = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height);
+    let n = 0;
+    for (let i = 0; i < data.length; i += 4) {
+      if (data[i + 3] > 0 && data[i] > data[i + 1] + 15 && data[i + 2] > data[i + 1] + 50) n += 1;
+    }
+    return n;
+  });
 }
 
 // Where flame_canvas.js draws the first node called `name`: its row, and its

@@ -1,23 +1,26 @@
 // Allocations one by one: a server-sorted, paged table over the selected range
-// with filters (alive at the instant, leaked only, realloc chains only, size
-// and lifetime ranges, thread, a function/library regex, a site), all in the hash. Clicking a row
-// (`sel`) shows its backtrace and realloc chain.
+// with filters (alive at the instant, leaked only, kept from the range, realloc
+// chains only, size and lifetime ranges, thread, a function/library regex, a
+// site), all in the hash. Clicking a row (`sel`) shows its backtrace and realloc chain.
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
 import { address, bytes, durationInput, el, fill, integer, parseBytes, parseDuration, timeText } from './format.js';
 import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
+import { keptNote } from './kept.js';
 import { rangeParams } from './state.js';
 
 const PAGE = 100;
 const SORTS = [['time', 'Time'], ['size', 'Size'], ['lifetime', 'Lifetime'], ['address', 'Address']];
-const FILTER_KEYS = ['alive', 'leaked', 'realloc', 'min_size', 'max_size', 'min_life', 'max_life', 'thread', 'site', 'match'];
+const FILTER_KEYS = ['alive', 'leaked', 'kept', 'realloc', 'min_size', 'max_size', 'min_life', 'max_life', 'thread', 'site', 'match'];
 
 function requestOf(state) {
   const sort = SORTS.some(([s]) => s === state.sort) ? state.sort : 'time';
   return {
     ...rangeParams(state),
     ...labelParams(state),
-    alive_at: state.alive === '1' ? state.at : undefined,
+    // Kept: allocated in the range, live at the instant (or the range's end: the server's default).
+    alive_at: state.alive === '1' || state.kept === '1' ? state.at : undefined,
+    kept: state.kept === '1' ? 1 : undefined,
     leaked: state.leaked === '1' ? 1 : undefined,
     realloc: state.realloc === '1' ? 1 : undefined,
     min_size: state.min_size, max_size: state.max_size,
@@ -48,6 +51,7 @@ function filterForm(state, threads, navigate, problem) {
   const leaked = el('input', { type: 'checkbox', 'aria-label': 'Leaked only', checked: state.leaked === '1' });
   const realloc = el('input', { type: 'checkbox', 'aria-label': 'Realloc chains only', checked: state.realloc === '1' });
   const alive = el('input', { type: 'checkbox', 'aria-label': 'Alive at the instant', checked: state.alive === '1', disabled: state.at === undefined });
+  const kept = el('input', { type: 'checkbox', 'aria-label': 'Kept from the range', checked: state.kept === '1' });
   const error = el('p', { class: 'error', role: 'alert', id: 'filter-error', hidden: !problem }, problem ?? '');
   const form = el('form', { class: 'filters', 'aria-label': 'Filters' },
     field('Size from', minSize), field('to', maxSize), field('Lifetime from', minLife), field('to', maxLife),
@@ -55,6 +59,8 @@ function filterForm(state, threads, navigate, problem) {
     el('label', { class: 'check' }, leaked, ' leaked only'),
     el('label', { class: 'check', title: 'Blocks made or replaced by realloc' }, realloc, ' realloc chains only'),
     el('label', { class: 'check', title: state.at === undefined ? 'Click the timeline to pick an instant' : null }, alive, ' alive at the instant'),
+    el('label', { class: 'check', title: 'Allocated in the range and still live at the instant, or at the range\'s end without one (memrec report --retained)' },
+      kept, ' kept from the range'),
     el('button', { type: 'submit' }, 'Apply'),
     el('button', { type: 'button', onclick: () => navigate(Object.fromEntries([...FILTER_KEYS, 'offset', 'sel'].map((k) => [k, null]))) }, 'Clear'),
     error);
@@ -67,7 +73,7 @@ function filterForm(state, threads, navigate, problem) {
         min_size: num(parseBytes(minSize.value)), max_size: num(parseBytes(maxSize.value)),
         min_life: num(parseDuration(minLife.value)), max_life: num(parseDuration(maxLife.value)),
         thread: text(thread.value), match: text(match.value), site: text(site.value),
-        leaked: leaked.checked ? '1' : null, realloc: realloc.checked ? '1' : null, alive: alive.checked ? '1' : null, offset: null, sel: null,
+        leaked: leaked.checked ? '1' : null, kept: kept.checked ? '1' : null, realloc: realloc.checked ? '1' : null, alive: alive.checked ? '1' : null, offset: null, sel: null,
       });
     } catch (err) {
       error.hidden = false;
@@ -163,6 +169,7 @@ export async function renderAllocations(root, state, navigate) {
     el('h2', {}, 'Allocations'),
     el('div', { class: 'toolbar' }, labelToggles(state, navigate)),
     filterForm(state, threads, navigate, answer.problem),
+    answer.kept ? keptNote(answer.kept, ' The other filters narrow the rows below.') : null,
     state.sel !== undefined ? await detail(state, navigate) : null,
     rows,
   ])

@@ -50,6 +50,8 @@ export const api = {
   // params: sort, offset, limit, from, to, at, spark; here and below raw, group (labels.js)
   sites: (dump, params) => getJson(`${dumpPath(dump)}/sites${query(params)}`),
   site: (dump, id, params) => getJson(`${dumpPath(dump)}/sites/${encodeURIComponent(id)}${query(params)}`),
+  // params: from, to, buckets, raw, group
+  siteSeries: (dump, id, params) => getJson(`${dumpPath(dump)}/sites/${encodeURIComponent(id)}/series${query(params)}`),
   // params: metric, from, to, at
   flame: (dump, params) => getJson(`${dumpPath(dump)}/flame${query(params)}`),
   // params: metric, from, to, at, raw, search, name, limit

@@ -26,7 +26,7 @@ const EXPORT_METRIC = {
   leaked: 'leaked', count: 'leaked-count', peak: 'peak', allocated: 'allocated', allocations: 'allocations',
   temporary: 'temporary', retained: 'runtime-retained', live: null,
 };
-const SORT_LABELS = { count: 'leaked blocks', retained: 'runtime-retained', live: 'live at the instant' };
+const SORT_LABELS = { count: 'leaked blocks', retained: 'runtime-retained', live: 'live at the instant', kept: 'kept from the range' };
 const FALLBACK_METRIC = 'allocated';
 
 // What the current view weighs by: {shown, metric}; shown is the view's own label.
@@ -56,8 +56,10 @@ export function filtersOf(state) {
   };
   if (state.view === 'flame') add('search', state.q, `a frame containing “${state.q}”`);
   if (state.view === 'allocations') {
-    if (state.alive === '1' && state.at !== undefined) add('alive_at', state.at, `alive at ${duration(Number(state.at))}`);
-    if (state.leaked === '1') add('leaked', '1', 'leaked');
+    // Kept from the range is the range's blocks live at the instant, or at its end: what leaked=1 keeps.
+    const kept = state.kept === '1';
+    if ((state.alive === '1' || kept) && state.at !== undefined) add('alive_at', state.at, `alive at ${duration(Number(state.at))}`);
+    if (state.leaked === '1' || (kept && state.at === undefined)) add('leaked', '1', kept ? 'live at the range\'s end' : 'leaked');
     add('min_size', state.min_size, `at least ${integer(Number(state.min_size))} bytes`);
     add('max_size', state.max_size, `at most ${integer(Number(state.max_size))} bytes`);
     add('min_life_ns', state.min_life, `living at least ${duration(Number(state.min_life))}`);

@@ -8,6 +8,7 @@ import { backtrace } from './backtrace.js';
 import { bytes, duration, el, fill, integer, timeText } from './format.js';
 import { siteLocation, siteName } from './labels.js';
 import { drawMapsChart } from './maps_chart.js';
+import { markerList } from './markers.js';
 import { hasRange, rangeParams } from './state.js';
 
 // "64 KiB" when the size is a whole number of the unit (mappings are whole
@@ -116,7 +117,7 @@ export async function renderMaps(root, state, navigate) {
   fill(root, el('h2', {}, 'Anonymous mappings'),
     el('p', { class: 'detail' }, 'mmap calls with MAP_ANONYMOUS, munmap and mremap, over the whole run; ' +
       'the chart and the live mappings follow the range. Heap allocations are not counted here.'),
-    totals(t), chart,
+    totals(t), chart, markerList(answer.markers, state),
     el('p', { class: 'detail', id: 'maps-buckets' }, `${plural(answer.series.time_ns.length, 'bucket', 'buckets')} of ` +
       `${duration(answer.series.bucket_ns)}: the line is the bytes mapped at each bucket's end, the dashed one the highest in it.`),
     el('h3', {}, hasRange(state) ? 'Mapped in the range, still mapped at the end' : 'Still mapped at the end'),
@@ -127,7 +128,7 @@ export async function renderMaps(root, state, navigate) {
     el('p', { class: 'detail', id: 'maps-stacks' }, `${plural(answer.stacks_total, 'stack', 'stacks')} made mappings. ` +
       'Click a row for its backtrace.' + shown(answer.stacks.length, answer.stacks_total, 'stacks')),
     stacksTable(answer, state, navigate));
-  drawMapsChart(chart, answer.series, { at: state.at }, answer.range.to_ns, {
+  drawMapsChart(chart, answer.series, { at: state.at, markers: answer.markers }, answer.range.to_ns, {
     onRange: (from, to) => navigate({ from: String(from), to: String(to), open: null }),
     onInstant: (at) => navigate({ at: String(at) }),
   });

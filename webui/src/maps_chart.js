@@ -1,15 +1,16 @@
 // The Maps view's chart (uPlot, with the overview timeline's axes): the live
 // anonymously mapped bytes over the range, the highest in each bucket, and the
-// number of live mappings. A drag selects a range, a click an instant, as on
-// the overview.
+// number of live mappings, with the instant and the markers drawn as on the
+// overview. A drag selects a range, a click an instant, as on the overview.
 import uPlot from '/vendor/uPlot.esm.js';
 import { bytes, el, integer } from './format.js';
 import { byteIncrs, byteTick, countAxisSize, marks, pointerHooks, timeAxis, timeSeries } from './timeline.js';
 
-// series: /maps's `series`; marked: {at}; handlers: {onRange, onInstant}.
+// series: /maps's `series`; marked: {at, markers}; handlers: {onRange, onInstant}.
 export function drawMapsChart(box, series, marked, endNs, handlers) {
   const width = Math.max(400, document.getElementById('view').clientWidth - 60);
-  const chart = el('div', { class: 'chart', role: 'img', 'aria-label': 'Mapped bytes and live mappings over time' });
+  const chart = el('div', { class: 'chart', role: 'img', 'aria-label': 'Mapped bytes and live mappings over time',
+    'data-markers': marked.markers?.length ?? 0 });
   box.append(chart);
   const x = series.time_ns.map((ns) => ns / 1e9);
   const first = series.time_ns[0] ?? 0;

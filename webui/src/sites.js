@@ -1,12 +1,15 @@
 // Call sites over the selected range: a server-sorted, paged table (leaked
 // bytes, leaked blocks, live at the peak, bytes and calls allocated, live at
 // the selected instant), each row with a sparkline of its live bytes; a row
-// expands to its whole backtrace (a grouped one to its paths too). Sort, page,
-// the open row and the naming toggles (labels.js) are in the hash.
+// expands to a chart of its live bytes and blocks over the range and its whole
+// backtrace (a grouped one to its paths too). Sort, page, the open row and the
+// naming toggles (labels.js) are in the hash.
 import { api } from './api.js';
 import { backtrace } from './backtrace.js';
 import { buildingNote, bytes, el, fill, integer } from './format.js';
+import { keptNote } from './kept.js';
 import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
+import { siteChart } from './site_chart.js';
 import { sparkline } from './sparkline.js';
 import { rangeParams, viewHash } from './state.js';
 
@@ -33,17 +36,21 @@ function growthTitle(g) {
 }
 
 // Sorts without a column of their own: a site's temporary allocations, the
-// runtime's retained bytes (its caches, listed apart from leaks), and growth.
+// runtime's retained bytes (its caches, listed apart from leaks), growth, and
+// what the range kept: its allocations still live at the instant, or at the
+// range's end (`memrec report --retained FROM..TO --at AT`).
 const EXTRA = {
   temporary: { sort: 'temporary', label: 'Temporary', value: (s) => s.temporary },
   retained: { sort: 'retained', label: 'Runtime retained', value: (s) => s.runtime_retained_bytes, bytes: true },
   growth: { sort: 'growth', label: 'Growth', text: (s) => growthText(s.growth), title: (s) => growthTitle(s.growth) },
+  kept: { sort: 'kept', label: 'Kept from the range', text: (s) => bytes(s.kept_bytes),
+    title: (s) => `${integer(s.kept_bytes)} bytes in ${integer(s.kept_count)} ${s.kept_count === 1 ? 'block' : 'blocks'}` },
 };
-export const SORTS = ['leaked', 'count', 'peak', 'allocated', 'allocations', 'live', 'temporary', 'retained', 'growth'];
+export const SORTS = ['leaked', 'count', 'peak', 'allocated', 'allocations', 'live', 'temporary', 'retained', 'growth', 'kept'];
 const SORT_NAMES = {
   leaked: 'leaked bytes', count: 'leaked blocks', peak: 'bytes at the peak', allocated: 'allocated bytes',
   allocations: 'allocations', live: 'live at the instant', temporary: 'temporary allocations', retained: 'runtime retained',
-  growth: 'growth of live bytes',
+  growth: 'growth of live bytes', kept: 'kept from the range',
 };
 
 function sortSelect(sort, state, navigate) {
@@ -57,22 +64,43 @@ const PAGE = 100;
 const SPARK = 32;
 
 // From an open row to the same site elsewhere: its allocations one by one
-// (the table filtered to it) and its frames in the flamegraph (searched by
-// its label, the metric following the sort where the flamegraph has it).
+// (the table filtered to it; sorted by kept, to the blocks it kept) and its
+// frames in the flamegraph (searched by its label, the metric following the
+// sort where the flamegraph has it).
 function siteLinks(site, state, sort) {
   const metric = ['leaked', 'peak', 'allocated', 'allocations', 'temporary', 'live'].includes(sort) ? sort : 'allocated';
-  return el('p', { class: 'site-links' },
-    el('a', { href: viewHash('allocations', state, { site: String(site.id) }) },
-      `Its ${integer(site.allocations)} ${site.allocations === 1 ? 'allocation' : 'allocations'}`),
+  const allocations = sort === 'kept'
+    ? el('a', { href: viewHash('allocations', state, { site: String(site.id), kept: '1' }) }, 'The blocks it kept')
+    : el('a', { href: viewHash('allocations', state, { site: String(site.id) }) },
+      `Its ${integer(site.allocations)} ${site.allocations === 1 ? 'allocation' : 'allocations'}`);
+  return el('p', { class: 'site-links' }, allocations,
     ' · ',
     el('a', { href: viewHash('flame', state, { metric, q: site.label ?? site.top?.label }) }, 'In the flamegraph'));
 }
 
-async function fillBacktrace(cell, state, id, sort) {
+const CHART_BUCKETS = 200;
+
+// The site's chart, or why there is none (its series needs the allocation table).
+async function chartOf(state, id, navigate) {
+  try {
+    const series = await api.siteSeries(state.dump, id, { ...rangeParams(state), ...labelParams(state), buckets: CHART_BUCKETS });
+    return siteChart(series, state.at === undefined ? undefined : Number(state.at), {
+      onRange: (from, to) => navigate({ from: String(from), to: String(to) }),
+      onInstant: (at) => navigate({ at: String(at) }),
+    });
+  } catch (e) {
+    return { box: el('p', { class: 'error', role: 'alert' }, `No chart: ${e.message}`), draw: () => {} };
+  }
+}
+
+async function fillBacktrace(cell, state, id, sort, navigate) {
   cell.replaceChildren(el('p', { class: 'loading' }, 'Loading the backtrace…'));
   try {
-    const site = await api.site(state.dump, id, { ...rangeParams(state), ...labelParams(state) });
-    cell.replaceChildren(siteLinks({ ...site, id }, state, sort), backtrace(site.frames, site.truncated, site.paths, site.path_count));
+    const [site, chart] = await Promise.all([
+      api.site(state.dump, id, { ...rangeParams(state), ...labelParams(state) }), chartOf(state, id, navigate)]);
+    cell.replaceChildren(siteLinks({ ...site, id }, state, sort), chart.box,
+      backtrace(site.frames, site.truncated, site.paths, site.path_count));
+    chart.draw();
   } catch (e) {
     cell.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
   }
@@ -94,7 +122,7 @@ function row(site, columns, state, navigate, sort) {
   tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); } });
   if (!open) return [tr];
   const cell = el('td', { colspan: columns.length + 3 });
-  fillBacktrace(cell, state, site.id, sort);
+  fillBacktrace(cell, state, site.id, sort, navigate);
   return [tr, el('tr', { class: 'detail-row' }, cell)];
 }
 
@@ -114,6 +142,7 @@ export async function renderSites(root, state, navigate, context) {
   const offset = /^\d+$/.test(state.offset ?? '') ? Number(state.offset) : 0;
   const columns = [...COLUMNS, ...(state.at !== undefined ? [LIVE] : []), ...(EXTRA[sort] ? [EXTRA[sort]] : [])];
   const answer = await api.sites(state.dump, { sort, offset, limit: PAGE, ...rangeParams(state), ...labelParams(state), at: state.at, spark: SPARK });
+  const kept = answer.kept;
   const head = el('tr', {},
     el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
     columns.map((c) => el('th', { scope: 'col', class: 'num', 'aria-sort': c.sort === sort ? 'descending' : 'none' },
@@ -128,7 +157,8 @@ export async function renderSites(root, state, navigate, context) {
     el('div', { class: 'toolbar' }, sortSelect(sort, state, navigate), labelToggles(state, navigate)),
     el('p', { class: 'detail', id: 'sites-count' },
       `${integer(answer.total)} ${answer.total === 1 ? 'site' : 'sites'} with a non-zero figure, sorted by ${SORT_NAMES[sort]}.` +
-      (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its backtrace.'),
+      (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its chart and backtrace.'),
+    kept ? keptNote(kept) : null,
     // Sparklines come from the allocation table, which a large dump gets after the page.
     answer.table?.state === 'building' ? buildingNote('Sparklines appear', answer.table.percent) : null,
     el('table', { class: 'sites grid' }, el('thead', {}, head), body),

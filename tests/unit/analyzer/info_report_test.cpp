@@ -8,6 +8,7 @@
 
 #include "common/exit_codes.h"
 #include "load/dump_loader.h"
+#include "memrec/format/recorder_threads.h"
 #include "reports/info_command.h"
 #include "reports/info_report.h"
 #include "support/dump_builder.h"
@@ -206,6 +207,40 @@ TEST_SUITE("analyzer/info_report") {
     std::filesystem::remove(foreign);
   }
 
+  TEST_CASE("the recorder's threads come from their counters, each with its CPU time and events") {
+    // given a dump whose last counters name recorder threads 0 and 2
+    DumpBuilder b;
+    b.frame([&](format::RecordEncoder& e) {
+      e.thread(10);
+      e.alloc(AllocFn::kMalloc, kT0 + 1, 0x1000, 16, 0);
+      const format::CounterValue c[] = {
+          {format::Counter::kEvents, 1},
+          {static_cast<format::Counter>(format::recorder_cpu_key(0)), 2'500'000},
+          {static_cast<format::Counter>(format::recorder_events_key(0)), 1000},
+          {static_cast<format::Counter>(format::recorder_events_key(2)), 7},
+      };
+      e.counters(c);
+      e.end(kT0 + 2);
+    });
+    // then info lists them by index, a missing key as 0
+    const json j = info_of(b.bytes());
+    CHECK(j["recorder_threads"] == json::parse(R"([{"thread": 0, "cpu_ns": 2500000, "events": 1000},
+                                                   {"thread": 2, "cpu_ns": 0, "events": 7}])"));
+    CHECK(j["counters"]["recorder_thread_0_cpu_ns"] == 2'500'000);
+    CHECK(j["counters"]["recorder_thread_2_events"] == 7);
+    // and the text summary gives each one's CPU per event
+    const std::string path = memrec::testing::write_temp_file(b.bytes(), "recorder.dat");
+    std::ostringstream text, err;
+    CHECK(run_info(InfoOptions{{path}, false}, text, err) == kExitOk);
+    CHECK(text.str().find("  recorder  thread 0: 0.003 s CPU, 1000 events, 2500 ns/event\n") != std::string::npos);
+    CHECK(text.str().find("  recorder  thread 2: 0.000 s CPU, 7 events, 0 ns/event\n") != std::string::npos);
+    std::filesystem::remove(path);
+  }
+
+  TEST_CASE("a dump without recorder threads' counters lists none") {
+    CHECK(info_of(leaky_dump(true).bytes())["recorder_threads"] == json::array());
+  }
+
   TEST_CASE("counter keys have names, unknown ones keep their number") {
     CHECK(counter_name(1) == "events");
     CHECK(counter_name(7) == "backpressure_wait_ns");
@@ -215,5 +250,9 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(counter_name(16) == "foreign_malloc");
     CHECK(counter_name(18) == "toggle_chained");
     CHECK(counter_name(19) == "unknown_19");
+    CHECK(counter_name(128) == "recorder_thread_0_cpu_ns");
+    CHECK(counter_name(131) == "recorder_thread_1_events");
+    CHECK(counter_name(255) == "recorder_thread_63_events");
+    CHECK(counter_name(127) == "unknown_127");
   }
 }

@@ -1,5 +1,5 @@
 // MEMREC_OUTPUT templates: expansion, mode 0600, and never overwriting.
-#include "output_file.h"
+#include "dump_file.h"
 
 #include <doctest/doctest.h>
 
@@ -36,7 +36,7 @@ std::string exe_name() { return fs::read_symlink("/proc/self/exe").filename().st
 
 }  // namespace
 
-TEST_SUITE("preload/output_file") {
+TEST_SUITE("preload/dump_file") {
   TEST_CASE("the template expands pid, executable, start time and percent") {
     TempDir dir;
     CHECK(create(dir.path + "/m.%p.%e.%t.100%%.dat") == dir.path + "/m.42." + exe_name() + ".1700000000.100%.dat");

@@ -1,0 +1,58 @@
+"""The recorder's own threads in the dump's counters: each one's CPU time and
+the events it coded (FORMAT.md, "Counters"), as `memrec info` shows them."""
+
+import memrec_support as support
+
+
+def test_the_writer_reports_its_cpu_time_and_every_event_it_coded(build, record, run_plain, only_dump):
+    # given churn, one thread making 200,000 allocations (the writer starts
+    # when its ring fills)
+    plain = run_plain("churn", "200000")
+    # when it runs under the preload
+    run = record("churn", "200000")
+    # then it behaves as without the preload
+    assert (run.returncode, run.stdout) == (0, plain.stdout) == (0, "churn: 200000 allocations\n"), run.describe()
+    dump = only_dump(run)
+    assert dump["clean_end"] is True
+    assert (dump["counts"]["alloc"], dump["counts"]["free"]) == (200000, 200000)
+    # and the dump names one recorder thread, the writer, which coded every
+    # event the dump holds and spent CPU time doing it
+    threads = dump["recorder_threads"]
+    assert [t["thread"] for t in threads] == [0]
+    assert threads[0]["events"] == dump["counters"]["events"]
+    assert dump["counters"]["events"] >= 400000
+    assert threads[0]["cpu_ns"] > 0
+    assert dump["counters"]["recorder_thread_0_cpu_ns"] == threads[0]["cpu_ns"]
+    assert dump["counters"]["recorder_thread_0_events"] == threads[0]["events"]
+    # and the text summary shows it
+    text = support.memrec_raw(build, ["info", str(run.dats[0])])
+    assert text.returncode == 0, text.describe()
+    line = next(ln for ln in text.stdout.splitlines() if ln.startswith("  recorder  thread 0: "))
+    assert f", {threads[0]['events']} events, " in line
+
+
+def test_many_program_threads_share_one_writer_that_codes_all_their_events(record, only_dump):
+    # given cross_free_threads with 8 threads handing 2,000 blocks each to the next
+    run = record("cross_free_threads", "8", "2000")
+    assert (run.returncode, run.stdout) == (0, "cross_free_threads: 8 threads passed 2000 blocks each, 0 bad\n"), \
+        run.describe()
+    dump = only_dump(run)
+    support.assert_consistent(dump)
+    # then one recorder thread coded every event of the 8
+    threads = dump["recorder_threads"]
+    assert len(threads) == 1
+    assert threads[0]["events"] == dump["counters"]["events"]
+    assert dump["counts"]["alloc"] >= 8 * 2000
+    assert threads[0]["cpu_ns"] > 0
+
+
+def test_a_process_that_never_started_its_writer_names_no_recorder_thread(record, only_dump):
+    # given a program that allocates too little to start the writer and
+    # checks it is alone (the dump is written at exit on its own thread)
+    run = record("alone_check")
+    assert (run.returncode, run.stdout) == (0, "threads: 1\n"), run.describe()
+    dump = only_dump(run)
+    # then the dump holds its events but no recorder thread's counters
+    assert (dump["counts"]["alloc"], dump["counts"]["free"]) == (15, 10)
+    assert dump["recorder_threads"] == []
+    assert not any(name.startswith("recorder_thread_") for name in dump["counters"])
