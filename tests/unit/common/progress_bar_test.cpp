@@ -40,7 +40,7 @@ void run(ProgressBar& bar, int ms) {
   }
 }
 
-TEST_SUITE("analyzer/progress_bar") {
+TEST_SUITE("common/progress_bar") {
   TEST_CASE("elsewhere than a terminal, a long load prints a line each interval, which stays") {
     const std::string out = printed([](std::FILE* f) {
       ProgressBar bar(f, true, "loading big.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(100));

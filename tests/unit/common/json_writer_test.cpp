@@ -29,7 +29,7 @@ std::string nlohmann_escaped(const std::string& text) {
 
 }  // namespace
 
-TEST_SUITE("analyzer/json_writer") {
+TEST_SUITE("common/json_writer") {
   TEST_CASE("escapes quotes, backslashes and control characters as nlohmann does") {
     CHECK(escaped("a\"b\\c/d") == R"("a\"b\\c/d")");
     CHECK(escaped(std::string("\b\t\n\f\r\x01\x1f\x7f", 8)) == "\"\\b\\t\\n\\f\\r\\u0001\\u001f\x7f\"");

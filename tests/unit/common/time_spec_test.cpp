@@ -19,7 +19,7 @@ const std::vector<MarkerRecord> kMarkers = {
 
 }  // namespace
 
-TEST_SUITE("analyzer/time_spec") {
+TEST_SUITE("common/time_spec") {
   TEST_CASE("reads every unit, a leading plus and exact fractions") {
     CHECK(parse_time_spec("1.5s").value() == 1500000000ull);
     CHECK(parse_time_spec("200ms").value() == 200000000ull);
