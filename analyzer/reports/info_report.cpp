@@ -113,8 +113,9 @@ std::string counter_name(std::uint64_t key) {
       "foreign_malloc",
       "toggle_taken_ns",
       "toggle_chained",
+      "markers_lost",
   };
-  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kToggleChained) + 1);
+  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kMarkersLost) + 1);
   if (key < std::size(kNames) && kNames[key] != nullptr) return kNames[key];
   if (const std::int64_t thread = format::recorder_thread_of(key); thread >= 0) {
     return "recorder_thread_" + std::to_string(thread) + (format::is_recorder_events_key(key) ? "_events" : "_cpu_ns");
@@ -126,7 +127,7 @@ bool counter_means_loss(std::uint64_t key) {
   using format::Counter;
   for (const Counter loss :
        {Counter::kMissedReentrant, Counter::kMissedNoBuffer, Counter::kMissedStopped, Counter::kDroppedLossy,
-        Counter::kTruncatedStacks, Counter::kStackTableFull, Counter::kUnwindFailed}) {
+        Counter::kTruncatedStacks, Counter::kStackTableFull, Counter::kUnwindFailed, Counter::kMarkersLost}) {
     if (key == static_cast<std::uint64_t>(loss)) return true;
   }
   return false;

@@ -249,7 +249,8 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(counter_name(15) == "unwind_failed");
     CHECK(counter_name(16) == "foreign_malloc");
     CHECK(counter_name(18) == "toggle_chained");
-    CHECK(counter_name(19) == "unknown_19");
+    CHECK(counter_name(19) == "markers_lost");
+    CHECK(counter_name(20) == "unknown_20");
     CHECK(counter_name(128) == "recorder_thread_0_cpu_ns");
     CHECK(counter_name(131) == "recorder_thread_1_events");
     CHECK(counter_name(255) == "recorder_thread_63_events");
