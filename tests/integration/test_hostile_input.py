@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 8) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v8 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 9) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v9 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)
