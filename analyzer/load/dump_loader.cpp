@@ -240,7 +240,7 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
   d.path = dump.name();
   d.header = dump.header;
   d.facts.file_bytes = dump.file_bytes();
-  std::optional<std::size_t> stop_frame;
+  std::vector<std::size_t> cut_frames;
   StackBuilder stacks(d.stacks, options);
   {
     // A megabyte of payload per worker: what four frames each of 256 KiB
@@ -251,13 +251,17 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
     for (std::size_t i = 0; i < frames; ++i) {
       DecodedFrame& frame = pipeline.wait(i);
       // The first failure in file order decides; a frame whose tail was
-      // never written ends the dump there instead.
+      // never written ends the dump there instead, or is skipped where other
+      // writers' frames may follow it.
       if (!frame.status.ok()) {
+        cut_frames.push_back(i);
         if (frame.status.error().code != ErrorCode::kTruncated) {
           if (partial == nullptr) return frame.status.error();
           *partial = frame.status.error();
+        } else if (dump.reads_past_cut_frames()) {
+          pipeline.release(i);
+          continue;
         }
-        stop_frame = i;
         break;
       }
       if (on_events != nullptr) {
@@ -271,12 +275,17 @@ Result<LoadedDump> load_frames(reader::Dump dump, const LoadOptions& options, co
     }
   }
   // Only now that the workers are joined may the frame index change.
-  if (stop_frame) dump.truncate_at_frame(*stop_frame);
+  if (partial != nullptr && *partial) {
+    dump.truncate_at_frame(cut_frames.back());
+    cut_frames.pop_back();
+  }
+  dump.drop_cut_frames(cut_frames);
   if (const auto failed = stacks.finish()) return Error{ErrorCode::kInternal, d.path + ": " + *failed};
   d.stacks.seal();
   order_streams(d);
   d.facts.frames = dump.index.frames.size();
   d.facts.truncated_at = dump.index.truncated_at;
+  d.facts.cut = dump.index.cut;
   return d;
 }
 

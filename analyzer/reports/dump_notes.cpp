@@ -90,6 +90,18 @@ std::vector<DumpNote> dump_notes(const LoadedDump& d) {
   if (const std::uint64_t taken = counter_value(d, format::Counter::kToggleTakenNs)) {
     if (auto note = toggle_note(d, taken)) notes.push_back(std::move(*note));
   }
+  // A writer stopped mid-frame while others went on (FORMAT.md, "Frames of
+  // several writers"): the frames after the gap were read, the gap's were not.
+  if (!d.facts.cut.empty()) {
+    std::uint64_t bytes = 0;
+    for (const reader::CutFrame& c : d.facts.cut) bytes += c.bytes;
+    notes.push_back(
+        {"frames_cut",
+         fmt::format("{} stretch{} of {} bytes from offset {} never fully written (a writer was stopped "
+                     "mid-frame): their events are lost, the frames after them were read",
+                     d.facts.cut.size(), d.facts.cut.size() == 1 ? "" : "es", bytes, d.facts.cut.front().offset),
+         std::nullopt});
+  }
   return notes;
 }
 

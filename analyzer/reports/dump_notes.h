@@ -16,7 +16,7 @@
 namespace memrec::analyzer {
 
 struct DumpNote {
-  std::string kind;                      // "foreign_malloc", "recording_stayed_off", "toggle_taken_over"
+  std::string kind;                      // "foreign_malloc", "recording_stayed_off", "toggle_taken_over", "frames_cut"
   std::string message;                   // one sentence for people, without a final period
   std::optional<std::uint64_t> time_ns;  // since the start, for the toggle; null before it or without one
 };

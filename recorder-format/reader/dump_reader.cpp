@@ -4,6 +4,7 @@
 // decode is different: it is reported with the file and offset.
 #include "memrec/reader/dump_reader.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace memrec::reader {
@@ -57,6 +58,53 @@ void Dump::truncate_at_frame(std::size_t i) {
   index.frames.resize(i);
 }
 
+void Dump::drop_cut_frames(std::span<const std::size_t> cut_frames) {
+  if (!reads_past_cut_frames()) {
+    if (!cut_frames.empty()) truncate_at_frame(cut_frames.front());
+    return;
+  }
+  // The frames after the last one that decoded end the dump.
+  std::size_t kept_end = index.frames.size();
+  std::size_t trailing = cut_frames.size();
+  while (trailing > 0 && cut_frames[trailing - 1] + 1 == kept_end) {
+    --kept_end;
+    --trailing;
+  }
+  if (kept_end < index.frames.size()) index.truncated_at = index.frames[kept_end].offset;
+  std::vector<FrameInfo> kept;
+  std::size_t next_cut = 0;
+  for (std::size_t i = 0; i < kept_end; ++i) {
+    const FrameInfo& frame = index.frames[i];
+    if (next_cut < trailing && cut_frames[next_cut] == i) {
+      ++next_cut;
+      index.cut.push_back(CutFrame{frame.offset, frame.end_offset() - frame.offset});
+    } else {
+      kept.push_back(frame);
+    }
+  }
+  index.frames = std::move(kept);
+  // A frame cut inside its envelope reads as a short frame and then zeros:
+  // one cut, listed once.
+  std::sort(index.cut.begin(), index.cut.end(),
+            [](const CutFrame& a, const CutFrame& b) { return a.offset < b.offset; });
+  std::vector<CutFrame> merged;
+  for (const CutFrame& c : index.cut) {
+    if (!merged.empty() && merged.back().offset + merged.back().bytes == c.offset) {
+      merged.back().bytes += c.bytes;
+    } else {
+      merged.push_back(c);
+    }
+  }
+  index.cut = std::move(merged);
+  // Space skipped after the last frame kept was the dump's end, not a gap.
+  const std::uint64_t last_kept = index.frames.empty() ? 0 : index.frames.back().offset;
+  while (!index.cut.empty() && index.cut.back().offset > last_kept) {
+    const std::uint64_t at = index.cut.back().offset;
+    index.truncated_at = std::min(index.truncated_at.value_or(at), at);
+    index.cut.pop_back();
+  }
+}
+
 Result<Dump> open_dump(MappedFile file) {
   auto header = parse_file_header(file.bytes(), file.path());
   if (!header) return header.error();
@@ -76,20 +124,24 @@ Result<DumpContents> read_all(Dump& dump) {
   out.facts.file_bytes = dump.file_bytes();
   CollectingVisitor visitor(out.records, out.facts);
   FrameDecoder decoder;
+  std::vector<std::size_t> cut_frames;
   for (std::size_t i = 0; i < dump.index.frames.size(); ++i) {
     const std::size_t first_record = out.records.size();
     const Status status = decoder.decode(dump.bytes(), dump.index.frames[i], dump.name(), visitor);
     if (!status && status.error().code == ErrorCode::kTruncated) {
-      dump.truncate_at_frame(i);
+      cut_frames.push_back(i);
+      if (dump.reads_past_cut_frames()) continue;
       break;
     }
     if (!status) return status.error();
     out.frame_first_record.push_back(first_record);
   }
+  dump.drop_cut_frames(cut_frames);
   out.header = dump.header;
   out.frames = dump.index.frames;
   out.facts.frames = dump.index.frames.size();
   out.facts.truncated_at = dump.index.truncated_at;
+  out.facts.cut = dump.index.cut;
   return out;
 }
 

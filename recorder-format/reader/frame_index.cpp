@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -36,10 +37,37 @@ std::uint64_t zero_tail_start(std::span<const std::byte> file) {
 constexpr std::uint64_t kBlockBytes = 512;
 constexpr std::uint64_t kLongZeroRun = 8;
 
-std::uint64_t unwritten_in_frame_from(std::span<const std::byte> file, std::uint64_t zeros) {
-  if (file.size() - zeros >= kLongZeroRun) return zeros;
+// `zeros` starts a run of zero bytes that ends at `run_end`.
+std::uint64_t unwritten_from(std::uint64_t zeros, std::uint64_t run_end) {
+  if (run_end - zeros >= kLongZeroRun) return zeros;
   const std::uint64_t block = (zeros + kBlockBytes - 1) / kBlockBytes * kBlockBytes;
-  return std::min<std::uint64_t>(block, file.size());
+  return std::min<std::uint64_t>(block, run_end);
+}
+
+// The first non-zero byte at or after `at` (file.size() if none).
+std::uint64_t next_written(std::span<const std::byte> file, std::uint64_t at) {
+  while (at < file.size() && file[at] == std::byte{0}) ++at;
+  return at;
+}
+
+// Whether the zero run that ends this frame's bytes, with any zeros right
+// after them, can be bytes never written.
+bool ends_unwritten(std::span<const std::byte> file, const FrameInfo& frame) {
+  std::uint64_t zeros = frame.end_offset();
+  while (zeros > frame.offset && file[zeros - 1] == std::byte{0}) --zeros;
+  if (zeros == frame.end_offset()) return false;
+  return unwritten_from(zeros, next_written(file, frame.end_offset())) < frame.end_offset();
+}
+
+// Where the zeros start if the bytes at `at` are the first 0 to 3 bytes of a
+// frame tag and then zeros: a writer stopped before it wrote the rest of its
+// frame, or never wrote the space it reserved.
+std::optional<std::uint64_t> unwritten_start(std::span<const std::byte> file, std::uint64_t at) {
+  for (std::size_t i = 0; i < format::kFrameTag.size() && at + i < file.size(); ++i) {
+    if (file[at + i] == std::byte{0}) return at + i;
+    if (file[at + i] != static_cast<std::byte>(format::kFrameTag[i])) return std::nullopt;
+  }
+  return std::nullopt;
 }
 
 Error bad_tag(std::string_view name, std::uint64_t at) {
@@ -64,12 +92,20 @@ std::uint64_t FrameInfo::end_offset() const { return payload_offset() + compress
 Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame,
                                 std::uint16_t format_version, std::string_view name) {
   FrameIndex index;
+  const bool several_writers = format_version >= kSeveralWritersVersion;
   const std::uint64_t zeros_from = zero_tail_start(file);
-  const std::uint64_t unwritten_from = unwritten_in_frame_from(file, zeros_from);
+  const std::uint64_t tail_unwritten_from = unwritten_from(zeros_from, file.size());
   std::uint64_t at = std::min<std::uint64_t>(first_frame, file.size());
   while (at < file.size()) {
     // All that is left is zeros: the file was extended but never written.
     if (at >= zeros_from) break;
+    if (const auto zeros = several_writers ? unwritten_start(file, at) : std::nullopt) {
+      const std::uint64_t next = next_written(file, *zeros);
+      if (next == file.size()) break;
+      index.cut.push_back(CutFrame{at, next - at});
+      at = next;
+      continue;
+    }
     if (file.size() - at < kFrameEnvelopeBytes) {
       // A cut envelope: what is there must still look like one.
       const std::size_t n = std::min<std::size_t>(file.size() - at, format::kFrameTag.size());
@@ -93,7 +129,7 @@ Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t f
                                larger, format::kMaxFrameBytes)};
     }
     if (file.size() - at - kFrameEnvelopeBytes < frame.compressed_bytes) break;  // incomplete
-    frame.reaches_zero_tail = unwritten_from < frame.end_offset();
+    frame.reaches_zero_tail = several_writers ? ends_unwritten(file, frame) : tail_unwritten_from < frame.end_offset();
     frame.earliest_ns = earliest_note(file.subspan(frame.payload_offset(), frame.compressed_bytes));
     index.frames.push_back(frame);
     at = frame.end_offset();

@@ -81,7 +81,7 @@ TEST_SUITE("analyzer/info_report") {
     const DumpBuilder b = leaky_dump(true);
     const json j = info_of(b.bytes());
     CHECK(j["file"] == "leaky.dat");
-    CHECK(j["format_version"] == 7);
+    CHECK(j["format_version"] == 8);
     CHECK(j["markers"] == json::array());
     CHECK(j["file_bytes"] == b.bytes().size());
     CHECK(j["frames"] == 2);

@@ -271,11 +271,11 @@ TEST_SUITE("reader/dump_reader") {
     CHECK(foreign.error().message.find(": not a memrec dump (bad magic)") != std::string::npos);
 
     auto newer = b.bytes();
-    newer[8] = std::byte{8};
+    newer[8] = std::byte{9};
     const auto version = read_file(newer);
     REQUIRE_FALSE(version.ok());
     CHECK(version.error().code == ErrorCode::kVersion);
-    CHECK(version.error().message.find(": format v8 is newer than this memrec (v7)") != std::string::npos);
+    CHECK(version.error().message.find(": format v9 is newer than this memrec (v8)") != std::string::npos);
 
     const auto empty = read_file({});
     REQUIRE_FALSE(empty.ok());

@@ -10,7 +10,7 @@
 namespace memrec::format {
 
 inline constexpr std::array<char, 8> kFileMagic = {'M', 'E', 'M', 'R', 'E', 'C', 'D', 'T'};
-inline constexpr std::uint16_t kFormatVersion = 7;
+inline constexpr std::uint16_t kFormatVersion = 8;
 inline constexpr std::size_t kFileHeaderPrefixBytes = 16;  // magic, version, reserved, body length
 
 // Every frame starts with "MRFZ", then u32 LE compressed and decompressed sizes.

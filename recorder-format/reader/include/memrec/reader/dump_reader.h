@@ -33,6 +33,14 @@ struct Dump {
   // A frame that decompress() reported as kTruncated (it reaches the file's
   // zero tail) ends the dump: drop it and everything after it.
   void truncate_at_frame(std::size_t i);
+  // Whether reading goes on past a frame reported as kTruncated: from
+  // kSeveralWritersVersion on, complete frames of other writers may follow.
+  bool reads_past_cut_frames() const { return header.version >= kSeveralWritersVersion; }
+  // Takes the frames reported as kTruncated (ascending indexes) out of the
+  // index once reading is done: those followed by a frame that decoded go to
+  // `index.cut`, the others end the dump at the first of them, as does any
+  // cut after the last frame kept.
+  void drop_cut_frames(std::span<const std::size_t> cut_frames);
 };
 
 Result<Dump> open_dump(const std::string& path);
@@ -43,6 +51,7 @@ struct DumpFacts {
   std::uint64_t file_bytes = 0;
   std::uint64_t frames = 0;  // complete frames that decoded
   std::optional<std::uint64_t> truncated_at;
+  std::vector<CutFrame> cut;                        // frames skipped before complete ones (FrameIndex::cut)
   bool clean_end = false;                           // an End record was seen
   std::map<std::uint64_t, std::uint64_t> counters;  // the last Counters record, by key
   // What the last Exec record said the process was about to exec; reset by
