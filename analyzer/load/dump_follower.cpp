@@ -5,6 +5,7 @@
 #include "load/dump_follower.h"
 
 #include <algorithm>
+#include <charconv>
 #include <utility>
 #include <vector>
 
@@ -19,6 +20,19 @@ namespace memrec::analyzer {
 namespace {
 
 constexpr std::uint64_t kNever = reader::kNoEventTime;
+
+// The recorder's flush interval, from the options its header lists (0 if
+// absent): a frame is written at least this often, so its events are at
+// most about this much older than the newest event of the frames before.
+std::uint64_t flush_interval_ns(const reader::FileHeader& header) {
+  for (const auto& [key, value] : header.options) {
+    if (key != "flush_interval_ms") continue;
+    std::uint64_t ms = 0;
+    const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+    if (ec == std::errc() && end == value.data() + value.size() && ms < (std::uint64_t{1} << 32)) return ms * 1'000'000;
+  }
+  return 0;
+}
 
 }  // namespace
 
@@ -54,6 +68,7 @@ Result<FollowStep> DumpFollower::step() {
     if (!header) return header.error();
     d.header = *header;
     next_offset_ = header->size_bytes;
+    hold_back_ns_ = std::max(options_.hold_back_ns, 2 * flush_interval_ns(*header));
   }
   auto index = reader::index_frames(file->bytes(), next_offset_, d.header.version, path_);
   if (!index) {
@@ -96,7 +111,7 @@ Result<FollowStep> DumpFollower::step() {
       ++result.frames;
       ++d.facts.frames;
       const std::uint64_t newest = d.last_time_ns.value_or(0);
-      const std::uint64_t horizon = newest > options_.hold_back_ns ? newest - options_.hold_back_ns : 0;
+      const std::uint64_t horizon = newest > hold_back_ns_ ? newest - hold_back_ns_ : 0;
       release(std::min(later[i], horizon));
       pipeline.release(i);
     }

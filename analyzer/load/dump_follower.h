@@ -29,7 +29,8 @@ struct FollowOptions {
   // full, so the next frame may hold a thread's events older than this
   // frame's newest. An event older than what was already handed on arrives
   // too late: step() says so (FollowStep::out_of_order) and the caller
-  // starts over.
+  // starts over. At least twice the recorder's flush interval (the
+  // header's options), whatever is given here.
   std::uint64_t hold_back_ns = 1'000'000'000;
 };
 
@@ -77,6 +78,7 @@ class DumpFollower {
   std::unique_ptr<FrameFolder> folder_;
   std::uint64_t next_offset_ = 0;  // 0: the header is not read yet
   std::uint64_t released_before_ = 0;
+  std::uint64_t hold_back_ns_ = 0;  // options_.hold_back_ns, or more for a slow flush
   bool finished_ = false;
 };
 

@@ -75,6 +75,7 @@ Followed follow(const std::string& path, const DumpBuilder& b, const std::vector
     REQUIRE(!step->error);
     if (step->out_of_order) {
       ++f.restarts;
+      follower.reset();  // before its sink
       sink = std::make_unique<RecordingSink>();
       follower = std::make_unique<DumpFollower>(path, options, *sink);
       step = follower->step();
