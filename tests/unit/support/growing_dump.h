@@ -25,10 +25,12 @@ inline constexpr std::uint64_t kGrowingStartNs = 1'000'000;  // sample_header's 
 // `threads` threads allocate and free, their events reaching frames in
 // batches per thread as the writer drains them, so a frame may hold events
 // older than the one before. With `end`, the last frame ends in an End record.
-inline DumpBuilder interleaved_dump(unsigned seed, std::size_t threads, bool end) {
+// Times start at the header's start_mono_ns.
+inline DumpBuilder interleaved_dump(unsigned seed, std::size_t threads, bool end,
+                                    const format::FileHeaderFields& fields = sample_header()) {
   std::mt19937 rng(seed);
   std::vector<std::vector<analyzer::HeapEvent>> sequences(threads);
-  std::uint64_t now = kGrowingStartNs;
+  std::uint64_t now = fields.start_mono_ns;
   for (std::uint64_t i = 0; i < 800; ++i) {
     now += rng() % 3 == 0 ? 1 : 0;  // ties are common
     const std::size_t t = rng() % threads;
@@ -38,7 +40,7 @@ inline DumpBuilder interleaved_dump(unsigned seed, std::size_t threads, bool end
     const bool alloc = op == analyzer::HeapOp::kAlloc;
     sequences[t].push_back({now, addr, alloc ? 32u * stack : 0u, analyzer::StackId{alloc ? stack : 0u}, op});
   }
-  DumpBuilder b;
+  DumpBuilder b(fields);
   std::vector<std::size_t> next(threads, 0);
   const auto unwritten = [&] {
     for (std::size_t t = 0; t < threads; ++t) {
