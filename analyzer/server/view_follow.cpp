@@ -53,11 +53,8 @@ void refresh(Follow& f, server::ViewData& data, Symbolizer& symbolizer) {
 
 }  // namespace
 
+// run_view has checked the port.
 int run_view_follow(const ViewOptions& options, std::ostream& out, std::ostream& err) {
-  if (options.port < 0 || options.port > 65535) {
-    err << "memrec: view: --port must be from 0 to 65535\n";
-    return kExitUsage;
-  }
   if (options.follow_interval_ms == 0) {
     err << "memrec: view: --poll-ms must be at least 1\n";
     return kExitUsage;
