@@ -54,18 +54,21 @@ json document(const HeapReport& report) {
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: follow_benchmark DUMP [--interval-ms N] [--timeout-s N] [--check]\n";
+    std::cerr << "usage: follow_benchmark DUMP [--interval-ms N] [--timeout-s N] [--hold-back-ms N] [--check]\n";
     return 2;
   }
   const std::string path = argv[1];
   long interval_ms = 200;
   long timeout_s = 120;
   bool check = false;
+  FollowOptions options;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--interval-ms") == 0 && i + 1 < argc) {
       interval_ms = std::atol(argv[++i]);
     } else if (std::strcmp(argv[i], "--timeout-s") == 0 && i + 1 < argc) {
       timeout_s = std::atol(argv[++i]);
+    } else if (std::strcmp(argv[i], "--hold-back-ms") == 0 && i + 1 < argc) {
+      options.hold_back_ns = static_cast<std::uint64_t>(std::atol(argv[++i])) * 1'000'000;
     } else if (std::strcmp(argv[i], "--check") == 0) {
       check = true;
     } else {
@@ -74,7 +77,6 @@ int main(int argc, char** argv) {
     }
   }
   Symbolizer symbolizer(SymbolizerOptions{});
-  FollowOptions options;
   FollowedReport followed(path, options);
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   const long rss_before = max_rss_kib();
