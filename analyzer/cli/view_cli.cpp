@@ -30,11 +30,19 @@ int view_main(const std::vector<std::string>& args) {
       "table behind the page, in a second pass (auto: files over 128 MiB). Until the table is "
       "built, the whole run's timeline has coarser buckets, and ranges, instants and the allocation list "
       "wait for it");
+  visible.add_options()("follow", po::bool_switch(&options.follow),
+                        "the FILEs are dumps still being written, or directories new dumps appear in (a "
+                        "service's forks and execs): read only what was appended, every --poll-ms, "
+                        "and mark each dump live, ended or cut (its process gone without an end). Ranges, "
+                        "instants and the allocation list are not served for followed dumps yet")  //
+      ("poll-ms", po::value(&options.follow_interval_ms)->default_value(options.follow_interval_ms),
+       "with --follow: how often the dumps are read again");
   add_load_options(visible, options);
   po::variables_map vm;
   if (const auto done =
           parse_dump_command(args, visible, options.files, "view",
-                             "usage: memrec view FILE... [--port N] [--host ADDR] [--debug-dir DIR]...\n\n"
+                             "usage: memrec view FILE... [--port N] [--host ADDR] [--debug-dir DIR]...\n"
+                             "       memrec view --follow FILE|DIR... [--poll-ms N]\n\n"
                              "Loads the dumps, prints the URL and serves a browser UI of them (overview with a\n"
                              "timeline of the heap and RSS, call sites with their backtraces) until stopped.\n"
                              "The JSON API behind it is in docs/api.md.\n"

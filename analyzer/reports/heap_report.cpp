@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -182,15 +183,23 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
   auto streamed = replay_dump(path, load, replay, &symbolizer, timeline, also);
   if (!streamed) return streamed.error();
   if (timeline != nullptr) timeline->add_rss(streamed->dump.rss);
+  HeapReport r = assemble_heap_report(std::move(*streamed), window, replay, symbolizer, mappings);
+  // Stacks are symbolized into sites; the report needs no raw stacks now.
+  r.dump.stacks.clear();
+  return r;
+}
 
+HeapReport assemble_heap_report(StreamedDump streamed, const RelativeWindow& window, const StackReplay& replay,
+                                Symbolizer& symbolizer, MappingRecord* mappings) {
+  const std::uint64_t start = streamed.dump.header.start_mono_ns;
   HeapReport r;
-  r.dump = std::move(streamed->dump);
-  r.stopped = std::move(streamed->stopped);
+  r.dump = std::move(streamed.dump);
+  r.stopped = std::move(streamed.stopped);
   r.window = window;
   r.totals = replay.totals();
-  r.events = streamed->events;
-  r.max_pending_events = streamed->max_pending;
-  if (r.dump.last_time_ns && *r.dump.last_time_ns > *start) r.duration_ns = *r.dump.last_time_ns - *start;
+  r.events = streamed.events;
+  r.max_pending_events = streamed.max_pending;
+  if (r.dump.last_time_ns && *r.dump.last_time_ns > start) r.duration_ns = *r.dump.last_time_ns - start;
   if (r.totals.peak_time_ns != 0) r.rss_at_peak_bytes = rss_at(r.dump, r.totals.peak_time_ns);
   r.sites = build_call_sites(r.dump, replay.columns(), symbolizer);
   if (mappings != nullptr) r.mapping_sites = build_call_sites(r.dump, mappings->stack_columns(), symbolizer);
@@ -204,8 +213,6 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
       r.leaked_count += s.leaked_count;
     }
   }
-  // Stacks are symbolized into sites; the report needs no raw stacks now.
-  r.dump.stacks.clear();
   return r;
 }
 

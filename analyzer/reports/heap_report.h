@@ -13,6 +13,7 @@
 
 #include "load/dump_loader.h"
 #include "load/loaded_dump.h"
+#include "load/ordered_events.h"
 #include "memrec/reader/result.h"
 #include "model/heap_timeline.h"
 #include "model/mapping_record.h"
@@ -75,6 +76,13 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
                                      Symbolizer& symbolizer, HeapTimeline* timeline = nullptr,
                                      TaggedEventSink* also = nullptr, const std::vector<bool>* selected = nullptr,
                                      MappingRecord* mappings = nullptr);
+
+// The report of what `replay` took, finished, from `streamed` over
+// `window` (relative to the dump's start): build_heap_report's second half,
+// and a followed dump's report of what it has read so far
+// (reports/followed_report.h). Symbolizes the call sites; keeps the stacks.
+HeapReport assemble_heap_report(StreamedDump streamed, const RelativeWindow& window, const StackReplay& replay,
+                                Symbolizer& symbolizer, MappingRecord* mappings = nullptr);
 
 // What replay_into read, for checking it against the report of the same file.
 struct ReplayedRun {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <shared_mutex>
 #include <vector>
 
 #include "server/embedded_assets.h"
@@ -107,18 +108,29 @@ void serve_asset(const httplib::Request& req, httplib::Response& res) {
                   std::string(asset->content_type).c_str());
 }
 
+// A handler that reads the dumps: with --follow, under the lock the follow
+// loop replaces them under (view_api.h ViewData::follow_lock).
+template <typename Handler>
+auto guarded(const ViewData& data, Handler handler) {
+  return [&data, handler](const httplib::Request& req, httplib::Response& res) {
+    std::shared_lock<std::shared_mutex> lock;
+    if (data.follow_lock) lock = std::shared_lock(*data.follow_lock);
+    handler(req, res);
+  };
+}
+
 // A dump endpoint: /api/dumps/{id}/NAME, answered by `fn(data, id, params)`.
 template <typename Fn>
 void dump_route(httplib::Server& svr, const ViewData& data, const std::string& name, Fn fn) {
-  svr.Get("/api/dumps/([^/]+)/" + name, [&data, fn](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, fn(data, req.matches[1], params_of(req)));
-  });
+  svr.Get("/api/dumps/([^/]+)/" + name, guarded(data, [&data, fn](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res)) send_answer(res, fn(data, req.matches[1], params_of(req)));
+          }));
 }
 
 void add_routes(httplib::Server& svr, const ViewData& data) {
-  svr.Get("/api/dumps", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_dumps(data));
-  });
+  svr.Get("/api/dumps", guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res)) send_answer(res, api_dumps(data));
+          }));
   dump_route(svr, data, "summary", api_summary);
   dump_route(svr, data, "timeline", api_timeline);
   dump_route(svr, data, "sites", api_sites);
@@ -130,29 +142,34 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
   dump_route(svr, data, "maps", api_maps);
   dump_route(svr, data, "threads",
              [](const ViewData& d, const std::string& id, const ParamFn&) { return api_threads(d, id); });
-  svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+)/series)", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_site_series(data, req.matches[1], req.matches[2], params_of(req)));
-  });
-  svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2], params_of(req)));
-  });
-  svr.Get(R"(/api/dumps/([^/]+)/allocations/([^/]+))", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_allocation(data, req.matches[1], req.matches[2], params_of(req)));
-  });
-  svr.Get("/api/diff/flame", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_diff_flame(data, params_of(req)));
-  });
-  svr.Get("/api/diff/sites", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_diff_sites(data, params_of(req)));
-  });
-  svr.Get("/api/diff/report", [&data](const httplib::Request& req, httplib::Response& res) {
-    if (params_ok(req, res)) send_answer(res, api_diff_report(data, params_of(req)));
-  });
+  svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+)/series)",
+          guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res))
+              send_answer(res, api_site_series(data, req.matches[1], req.matches[2], params_of(req)));
+          }));
+  svr.Get(R"(/api/dumps/([^/]+)/sites/([^/]+))",
+          guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res)) send_answer(res, api_site(data, req.matches[1], req.matches[2], params_of(req)));
+          }));
+  svr.Get(R"(/api/dumps/([^/]+)/allocations/([^/]+))",
+          guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res))
+              send_answer(res, api_allocation(data, req.matches[1], req.matches[2], params_of(req)));
+          }));
+  svr.Get("/api/diff/flame", guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res)) send_answer(res, api_diff_flame(data, params_of(req)));
+          }));
+  svr.Get("/api/diff/sites", guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res)) send_answer(res, api_diff_sites(data, params_of(req)));
+          }));
+  svr.Get("/api/diff/report", guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
+            if (params_ok(req, res)) send_answer(res, api_diff_report(data, params_of(req)));
+          }));
   for (const auto& [path, profile] :
        {std::pair{"/debug/pprof/heap", PprofProfile::kHeap}, std::pair{"/debug/pprof/allocs", PprofProfile::kAllocs}}) {
-    svr.Get(path, [&data, profile](const httplib::Request& req, httplib::Response& res) {
-      if (params_ok(req, res)) send_answer(res, api_pprof(data, profile, params_of(req)));
-    });
+    svr.Get(path, guarded(data, [&data, profile](const httplib::Request& req, httplib::Response& res) {
+              if (params_ok(req, res)) send_answer(res, api_pprof(data, profile, params_of(req)));
+            }));
   }
   svr.Get(R"(/debug/pprof(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
     send_error(res, 404, "memrec serves /debug/pprof/heap and /debug/pprof/allocs (docs/pprof.md).");

@@ -169,6 +169,9 @@ ApiAnswer api_dumps(const ViewData& data) {
                     {"allocations", r.totals.allocations},
                     {"incomplete", !dump_complete(r)},
                     {"ended_by_exec", ended_by_exec(r)},
+                    {"state", i < data.states.size() ? data.states[i]
+                              : dump_complete(r)     ? "ended"
+                                                     : "cut"},
                     {"table", table_state(data.dumps[i])}});
   }
   return ok({{"dumps", std::move(list)}, {"warnings", data.warnings}});

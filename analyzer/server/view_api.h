@@ -6,7 +6,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
+#include <shared_mutex>
 #include <string>
 #include <variant>
 #include <vector>
@@ -24,6 +26,12 @@ struct ViewOptionsForExport {
 
 struct ViewData {
   std::vector<ViewDump> dumps;
+  // memrec view --follow (server/view_follow.cpp): each dump's state
+  // ("live", "ended", "cut"), and the lock under which the follow loop
+  // replaces and appends dumps (exclusive) while requests read them
+  // (shared, http_server.cpp). Empty and null without --follow.
+  std::vector<std::string> states;
+  std::shared_ptr<std::shared_mutex> follow_lock;
   std::vector<std::string> warnings;  // the symbolizer's, once each
   ViewOptionsForExport export_options;
 };

@@ -145,11 +145,30 @@ void build_table_behind(server::ViewDump& dump, const ViewOptions& options, cons
 
 }  // namespace
 
+void print_serving_line(std::ostream& out, const std::string& host_given, int port, std::size_t dumps) {
+  // The wildcard addresses are no place to browse to (chromium refuses
+  // 0.0.0.0): the URL names loopback, and the line says who else can read.
+  const bool any = host_given == "0.0.0.0" || host_given == "::";
+  const bool v6 = host_given.find(':') != std::string::npos;
+  const std::string shown = any ? (v6 ? "::1" : "127.0.0.1") : host_given;
+  const std::string host = v6 ? "[" + shown + "]" : shown;
+  out << "memrec: serving " << dumps << (dumps == 1 ? " dump" : " dumps") << " at http://" << host << ":" << port
+      << "/ (Ctrl-C stops)";
+  const char* readable = " can read the dumps, their file names, paths and command lines";
+  if (any) {
+    out << "; listening on every interface: whoever reaches this machine's port " << port << readable;
+  } else if (!loopback(host_given)) {
+    out << "; listening on " << host_given << ", not loopback: whoever reaches it on port " << port << readable;
+  }
+  out << std::endl;
+}
+
 int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   if (options.port < 0 || options.port > 65535) {
     err << "memrec: view: --port must be from 0 to 65535\n";
     return kExitUsage;
   }
+  if (options.follow) return run_view_follow(options, out, err);
   set_spill_directory(options.spill_dir);
   server::ViewData data;
   std::vector<std::size_t> behind;  // the dumps served before their tables
@@ -211,21 +230,7 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
   const bool served = server::serve(
       data, serve_options,
       [&](int port) {
-        // The wildcard addresses are no place to browse to (chromium refuses
-        // 0.0.0.0): the URL names loopback, and the line says who else can read.
-        const bool any = options.host == "0.0.0.0" || options.host == "::";
-        const bool v6 = options.host.find(':') != std::string::npos;
-        const std::string shown = any ? (v6 ? "::1" : "127.0.0.1") : options.host;
-        const std::string host = v6 ? "[" + shown + "]" : shown;
-        out << "memrec: serving " << data.dumps.size() << (data.dumps.size() == 1 ? " dump" : " dumps") << " at http://"
-            << host << ":" << port << "/ (Ctrl-C stops)";
-        const char* readable = " can read the dumps, their file names, paths and command lines";
-        if (any) {
-          out << "; listening on every interface: whoever reaches this machine's port " << port << readable;
-        } else if (!loopback(options.host)) {
-          out << "; listening on " << options.host << ", not loopback: whoever reaches it on port " << port << readable;
-        }
-        out << std::endl;
+        print_serving_line(out, options.host, port, data.dumps.size());
         if (behind.empty()) return;
         err << "memrec: view: the whole run's figures, timeline, call sites and flamegraphs are served; ranges, "
                "instants and the allocation list follow once the allocation table is built"

@@ -23,10 +23,20 @@ struct ViewOptions {
   bool progress = true;
   std::string spill_dir;  // load/spill_buffer.h; "" keeps allocation tables in memory
   ServeEarly serve_early = ServeEarly::kAuto;
+  // --follow: `files` are dumps still being written and directories that
+  // new dumps appear in, read again every `follow_interval_ms`
+  // (server/view_follow.cpp, docs/design/follow.md).
+  bool follow = false;
+  unsigned follow_interval_ms = 2000;
 };
 
 // Returns only on failure: kExitUsage (bad port), kExitBadInput (a file that
 // did not load), kExitInternal (could not listen).
 int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err);
+// The "memrec: serving N dumps at URL" line, with the warning for an
+// address other than loopback.
+void print_serving_line(std::ostream& out, const std::string& host, int port, std::size_t dumps);
+// run_view with --follow; returns only on failure too.
+int run_view_follow(const ViewOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace memrec::analyzer

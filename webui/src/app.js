@@ -23,6 +23,8 @@ const status = document.getElementById('status');
 let dumps = null;
 let generation = 0;
 let polling = null;
+let following = null;
+let picking = false;  // the dump picker's listener is added
 
 // While a dump's allocation table is built (a large dump is served before
 // it: docs/api.md), asks the dump list every 2 s, shows its percent in the
@@ -48,6 +50,31 @@ function renderWhenBuilt(dumpId) {
     if (readState().dump === dumpId) render();
   };
   polling = setTimeout(tick, 2000);
+}
+
+// While a dump is live (memrec view --follow), asks the dump list every 2 s
+// and, when a dump grew, appeared or changed state, renders the view again
+// in place: the range and instant are in the URL, the scroll is put back,
+// and a range without an end follows the live edge.
+function followLive() {
+  if (following !== null || !dumps?.dumps.some((d) => d.state === 'live')) return;
+  following = setTimeout(async () => {
+    following = null;
+    let fresh;
+    try {
+      fresh = await api.dumps();
+    } catch {
+      return; // the server is gone: the next view says so
+    }
+    const key = (list) => JSON.stringify(list.dumps.map((d) => [d.id, d.state, d.allocations, d.duration_ns]));
+    if (key(fresh) !== key(dumps)) {
+      dumps = fresh;
+      const y = window.scrollY;
+      await render();
+      window.scrollTo(0, y);
+    }
+    followLive();
+  }, 2000);
 }
 
 function showError(message) {
@@ -91,8 +118,12 @@ function updateChrome(state) {
   }
   document.getElementById('nav-dumps').hidden = dumps.dumps.length < 2;
   const select = document.getElementById('dump-select');
-  if (select.options.length === 0) {
-    for (const d of dumps.dumps) select.append(el('option', { value: d.id }, `${d.id}: ${dumpLabel(d)}`));
+  // Followed dumps join the list as they appear.
+  if (select.options.length !== dumps.dumps.length) {
+    select.replaceChildren(...dumps.dumps.map((d) => el('option', { value: d.id }, `${d.id}: ${dumpLabel(d)}`)));
+  }
+  if (!picking) {
+    picking = true;
     // Another dump has its own times: the range and instant do not carry over.
     select.addEventListener('change', () => { location.hash = viewHash(readState().view || 'overview', { dump: select.value }); });
   }
@@ -151,6 +182,7 @@ async function render() {
       status.textContent = '';
       root.removeAttribute('aria-busy');
     }
+    followLive();
   }
 }
 

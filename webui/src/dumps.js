@@ -60,7 +60,8 @@ export async function renderDumps(root, state, navigate, context) {
       depth > 0 ? el('span', { class: 'indent' }, '└ ') : null,
       el('a', { href }, basename(d.exe) || d.file),
       link ? el('span', { class: 'tag' }, link) : null,
-      d.incomplete ? el('span', { class: 'tag warn' }, 'incomplete') : null,
+      d.state === 'live' ? el('span', { class: 'tag live', title: 'memrec view --follow reads it as it is written' }, 'live')
+        : d.incomplete ? el('span', { class: 'tag warn' }, 'incomplete') : null,
       el('div', { class: 'cmdline', title: d.file }, (d.cmdline || []).join(' ')));
     program.style.paddingLeft = `${0.55 + 1.3 * depth}rem`;  // CSSOM: allowed by the CSP
     const tr = el('tr', { class: 'site', 'aria-current': String(d.id) === state.dump ? 'true' : null },

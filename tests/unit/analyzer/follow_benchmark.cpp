@@ -1,0 +1,136 @@
+// Follows one dump while a program under the preload writes it, as memrec
+// view --follow will: a step every --interval-ms, a report after each step.
+// Prints one JSON line: the steps' and the reports' CPU time, the events
+// followed, the peak RSS; with --check, also whether the final report
+// equals `memrec report --json` of the finished file (exit 1 if not).
+// tests/integration/test_follow.py runs it against live recordings.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "reports/followed_report.h"
+#include "reports/report_output.h"
+#include "symbolize/symbolizer.h"
+
+using namespace memrec::analyzer;
+using nlohmann::json;
+
+namespace {
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+long max_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
+// The report --json document without max_pending_events, which says how the
+// events were read (dump_follower.h), not what they were.
+json document(const HeapReport& report) {
+  std::ostringstream out;
+  write_report_json(out, {report}, {ProcessNode{}}, 20, {});
+  json doc = json::parse(out.str());
+  for (json& process : doc.at("processes")) process.at("report").at("dump").erase("max_pending_events");
+  return doc;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: follow_benchmark DUMP [--interval-ms N] [--timeout-s N] [--hold-back-ms N] [--check]\n";
+    return 2;
+  }
+  const std::string path = argv[1];
+  long interval_ms = 200;
+  long timeout_s = 120;
+  bool check = false;
+  FollowOptions options;
+  for (int i = 2; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--interval-ms") == 0 && i + 1 < argc) {
+      interval_ms = std::atol(argv[++i]);
+    } else if (std::strcmp(argv[i], "--timeout-s") == 0 && i + 1 < argc) {
+      timeout_s = std::atol(argv[++i]);
+    } else if (std::strcmp(argv[i], "--hold-back-ms") == 0 && i + 1 < argc) {
+      options.hold_back_ns = static_cast<std::uint64_t>(std::atol(argv[++i])) * 1'000'000;
+    } else if (std::strcmp(argv[i], "--check") == 0) {
+      check = true;
+    } else {
+      std::cerr << "follow_benchmark: unknown argument " << argv[i] << "\n";
+      return 2;
+    }
+  }
+  Symbolizer symbolizer(SymbolizerOptions{});
+  FollowedReport followed(path, options);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
+  const long rss_before = max_rss_kib();
+  double step_cpu = 0;
+  double report_cpu = 0;
+  std::size_t steps = 0;
+  std::size_t growing_reports = 0;  // reports whose allocations grew since the one before
+  std::uint64_t allocations = 0;
+  for (;;) {
+    const double t0 = cpu_seconds();
+    const auto step = followed.step();
+    const double t1 = cpu_seconds();
+    step_cpu += t1 - t0;
+    if (step.ok()) {
+      ++steps;
+      if (step->error) {
+        std::cerr << "follow_benchmark: " << step->error->message << "\n";
+        return 1;
+      }
+      const HeapReport now = followed.report(symbolizer);
+      report_cpu += cpu_seconds() - t1;
+      if (now.totals.allocations > allocations) ++growing_reports;
+      allocations = now.totals.allocations;
+      if (followed.follower().finished()) break;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::cerr << "follow_benchmark: " << path << " did not end within " << timeout_s << " s\n";
+      return 1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+  }
+  const StreamedDump& stats = followed.follower().stats();
+  const double millions = static_cast<double>(stats.events) / 1e6;
+  json out = {{"steps", steps},
+              {"growing_reports", growing_reports},
+              {"restarts", followed.restarts()},
+              {"events", stats.events},
+              {"frames", stats.dump.facts.frames},
+              {"step_cpu_s", step_cpu},
+              {"report_cpu_s", report_cpu},
+              {"step_cpu_s_per_million", millions > 0 ? step_cpu / millions : 0.0},
+              {"max_rss_kib", max_rss_kib()},
+              {"rss_growth_kib", max_rss_kib() - rss_before}};
+  int status = 0;
+  if (check) {
+    const auto whole = build_heap_report(path, {}, LoadOptions{}, symbolizer);
+    if (!whole) {
+      std::cerr << "follow_benchmark: " << whole.error().message << "\n";
+      return 1;
+    }
+    const bool same = document(followed.report(symbolizer)) == document(*whole);
+    out["same_report"] = same;
+    if (!same) status = 1;
+  }
+  std::cout << out.dump() << std::endl;
+  return status;
+}
