@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <vector>
 
 #include <doctest/doctest.h>
 
@@ -107,6 +109,33 @@ DumpBuilder& DumpBuilder::raw(std::span<const std::byte> bytes) {
   return *this;
 }
 
+namespace {
+
+// The files write_temp_file made, removed when the test binary exits so that
+// runs of the suite do not pile dumps up in the temporary directory.
+class TempFiles {
+ public:
+  ~TempFiles() {
+    std::error_code ec;
+    for (const auto& path : paths_) std::filesystem::remove(path, ec);
+  }
+  void add(const std::filesystem::path& path) {
+    const std::lock_guard lock(mutex_);
+    paths_.push_back(path);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<std::filesystem::path> paths_;
+};
+
+TempFiles& temp_files() {
+  static TempFiles files;
+  return files;
+}
+
+}  // namespace
+
 std::string write_temp_file(std::span<const std::byte> bytes, const std::string& stem) {
   static std::atomic<int> counter{0};
   const auto dir = std::filesystem::temp_directory_path();
@@ -114,6 +143,7 @@ std::string write_temp_file(std::span<const std::byte> bytes, const std::string&
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   REQUIRE(out.good());
+  temp_files().add(path);
   return path.string();
 }
 
