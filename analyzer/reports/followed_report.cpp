@@ -72,7 +72,15 @@ Result<FollowStep> FollowedReport::start_and_step() {
     table_ = std::make_shared<AllocationTableBuilder>(AllocationTableBuilder::Growing{});
   }
   follower_ = std::make_unique<DumpFollower>(path_, options_, tee_ ? static_cast<OrderedEventSink&>(*tee_) : *replay_);
-  return follower_->step();
+  auto step = follower_->step();
+  // No reader has this table yet: the history read by this first step goes
+  // in now, not under the caller's lock (a dump followed an hour into its
+  // run, or replayed again, would hold every handler for its whole table).
+  if (tee_ != nullptr) {
+    tee_->drain(*table_);
+    table_->publish();
+  }
+  return step;
 }
 
 Result<FollowStep> FollowedReport::step() {

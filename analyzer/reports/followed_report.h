@@ -49,12 +49,12 @@ class FollowedReport {
   MappingRecord mappings() const;
 
   // The allocation table with every event replayed so far taken in: costs
-  // the events replayed since the last call. Its readers must be kept out
-  // during the call (the table they read is the one it fills), and its
-  // set_sites called after it. Null without a table, before the first step,
-  // or once the dump holds more allocations than a table can
-  // (table_full()). A replay started over makes a new table: the one
-  // returned before stays as it was, for its readers.
+  // the events replayed since the last call (a table made afresh, at the
+  // first step or a replay started over, takes the history in step(), before
+  // any reader has it). Its readers must be kept out during the call (the
+  // table they read is the one it fills), and its set_sites called after it. Null without a table, before the first
+  // step, or once the dump holds more allocations than a table can (table_full()). A replay started over makes a new
+  // table: the one returned before stays as it was, for its readers.
   std::shared_ptr<AllocationTable> publish_table();
   bool table_full() const;
 

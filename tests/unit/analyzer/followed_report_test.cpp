@@ -72,6 +72,7 @@ json windows_json(const AllocationTable& t, std::uint64_t start_ns, std::uint64_
 
 TEST_SUITE("analyzer/followed_report") {
   TEST_CASE("a report followed in steps, cut at frames and inside them, equals the finished file's report") {
+    std::size_t restarts = 0;
     for (const unsigned seed : {11u, 12u, 13u}) {
       CAPTURE(seed);
       const DumpBuilder b = interleaved_dump(seed, seed == 12 ? 1 : 4, /*end=*/true);
@@ -81,7 +82,8 @@ TEST_SUITE("analyzer/followed_report") {
       LoadOptions load;
       load.threads = 1;
       HeapTimeline whole_timeline(memrec::testing::kGrowingStartNs);
-      const auto whole = build_heap_report(path, {}, load, symbolizer, &whole_timeline);
+      AllocationTableBuilder whole_builder;
+      const auto whole = build_heap_report(path, {}, load, symbolizer, &whole_timeline, &whole_builder);
       REQUIRE(whole.ok());
       whole_timeline.extend_to(whole->dump.header.start_mono_ns + whole->duration_ns);
       REQUIRE(whole->totals.allocations > 100);
@@ -90,7 +92,7 @@ TEST_SUITE("analyzer/followed_report") {
       FollowOptions options;
       options.load.threads = 1;
       options.hold_back_ns = 5;
-      FollowedReport followed(path, options);
+      FollowedReport followed(path, options, /*with_table=*/true);
       std::uint64_t allocations_seen = 0;
       std::size_t grew = 0;
       for (const std::size_t cut : cut_points(b)) {
@@ -103,14 +105,27 @@ TEST_SUITE("analyzer/followed_report") {
         CHECK(now.totals.allocations >= allocations_seen);
         if (now.totals.allocations > allocations_seen) ++grew;
         allocations_seen = now.totals.allocations;
+        if (const auto table = followed.publish_table()) {
+          CHECK(table->rows() == now.totals.allocations);
+        }
       }
       CHECK(grew > 2);
       CHECK(followed.follower().finished());
       CHECK(document(followed.report(symbolizer)) == expected);
       // And the whole run's heap over time is the one the view shows of the finished file.
       CHECK(timeline_json(followed.timeline()) == timeline_json(whole_timeline));
+      // And its table, grown anew at each restart (a replay started over), is the finished file's.
+      const auto table = followed.publish_table();
+      REQUIRE(table != nullptr);
+      AllocationTable whole_table = whole_builder.finish();
+      const CallSites& sites = whole->sites;
+      whole_table.set_sites(sites.site_of_stack, static_cast<std::uint32_t>(sites.sites.size()));
+      table->set_sites(sites.site_of_stack, static_cast<std::uint32_t>(sites.sites.size()));
+      check_same(*table, whole_table);
+      restarts += followed.restarts();
       std::filesystem::remove(path);
     }
+    CHECK(restarts > 0);  // the tables above were also made anew
   }
 
   TEST_CASE("a followed table answers every range before its edge as the finished file's table, and ends as it") {
