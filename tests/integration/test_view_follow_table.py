@@ -121,6 +121,9 @@ def test_a_live_service_answers_ranges_and_pprof_seconds_as_its_finished_dump(bu
         ranges = [(0, 500 * MS), (200 * MS, 1400 * MS), (1000 * MS, 1500 * MS)]
         while_live = {r: range_answers(view, dump_id, *r) for r in ranges}
         assert while_live[ranges[1]]["summary"]["allocations"] > 100, while_live[ranges[1]]["summary"]
+        # and the Maps view answers too (the mappings are followed with the heap)
+        maps = view.json(f"/api/dumps/{dump_id}/maps?from=0&to={1500 * MS}")
+        assert "mappings" in maps, maps
         # and pprof asks for the next 2 s (the request waits for them, as Go's does)
         code, _, body = view.get(f"/debug/pprof/allocs?seconds=2&dump={dump_id}")
         assert code == 200, body[:300]
