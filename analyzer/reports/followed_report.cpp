@@ -5,6 +5,7 @@
 // only then, while its readers are kept out.
 #include "reports/followed_report.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace memrec::analyzer {
@@ -26,9 +27,12 @@ class FollowedReport::TableTee final : public OrderedEventSink {
   // Hands the waiting events on and forgets them.
   void drain(AllocationTableBuilder& builder) {
     builder.on_tagged_merged(events_, tags_, threads_);
-    // A replay started over leaves a history's worth of room: not kept.
-    constexpr std::size_t kKeptRoom = std::size_t{1} << 20;
-    if (events_.capacity() > kKeptRoom) {
+    // The room is kept for the next poll, which is about as large: grown
+    // afresh, its pages were faulted in again at every poll. Room far beyond
+    // this poll's (the history a first step or a replay started over read,
+    // drained at the poll before) is not kept.
+    constexpr std::size_t kMinRoom = std::size_t{1} << 20;
+    if (events_.capacity() > 4 * std::max(events_.size(), kMinRoom)) {
       events_ = {};
       tags_ = {};
       threads_ = {};
