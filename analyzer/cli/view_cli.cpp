@@ -33,8 +33,9 @@ int view_main(const std::vector<std::string>& args) {
   visible.add_options()("follow", po::bool_switch(&options.follow),
                         "the FILEs are dumps still being written, or directories new dumps appear in (a "
                         "service's forks and execs): read only what was appended, every --poll-ms, "
-                        "and mark each dump live, ended or cut (its process gone without an end). Ranges, "
-                        "instants and the allocation list are not served for followed dumps yet")  //
+                        "and mark each dump live, ended or cut (its process gone without an end). Each "
+                        "dump's allocation table grows with it: ranges, instants, the allocation list and "
+                        "pprof's ?seconds=N (the next N seconds, waited for) answer while it is written")  //
       ("poll-ms", po::value(&options.follow_interval_ms)->default_value(options.follow_interval_ms),
        "with --follow: how often the dumps are read again");
   add_load_options(visible, options);

@@ -78,6 +78,13 @@ std::optional<std::uint32_t> AllocationTable::realloc_to(std::uint32_t row) cons
 }
 
 std::pair<const std::uint32_t*, const std::uint32_t*> AllocationTable::site_rows(std::uint32_t site) const {
+  if (by_stack_) {
+    if (site >= site_source_.size()) return {nullptr, nullptr};
+    const std::uint32_t source = site_source_[site];
+    const std::vector<std::uint32_t>& rows =
+        (source & kMergedSite) != 0 ? merged_[source & ~kMergedSite].rows : stack_rows_[source];
+    return {rows.data(), rows.data() + rows.size()};
+  }
   if (site + 1 >= site_offsets_.size()) return {nullptr, nullptr};
   return {site_rows_.data() + site_offsets_[site], site_rows_.data() + site_offsets_[site + 1]};
 }
@@ -93,6 +100,10 @@ void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uin
   for (const auto& [stack, site] : site_of_stack) max_stack = std::max(max_stack, stack);
   std::vector<std::uint32_t> dense(std::size_t{max_stack} + 1, kNoSite);
   for (const auto& [stack, site] : site_of_stack) dense[stack] = site < sites ? site : kNoSite;
+  if (by_stack_) {
+    set_sites_by_stack(dense, sites);
+    return;
+  }
   const std::size_t n = site_.size();
   const std::size_t parts = n >= (1u << 20) ? 2 : 1;
   const auto part_begin = [&](std::size_t p) { return static_cast<std::uint32_t>(n * p / parts); };
@@ -130,13 +141,73 @@ void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uin
   });
 }
 
+// Stacks without rows are left out of a site (they give it nothing), so a
+// site's list is a stack's own far more often than a merged one.
+void AllocationTable::set_sites_by_stack(const std::vector<std::uint32_t>& dense, std::uint32_t sites) {
+  site_of_stack_ = dense;
+  std::vector<std::vector<std::uint32_t>> stacks_of(sites);
+  for (std::uint32_t stack = 0; stack < dense.size(); ++stack) {
+    if (dense[stack] != kNoSite && stack < stack_rows_.size() && !stack_rows_[stack].empty()) {
+      stacks_of[dense[stack]].push_back(stack);
+    }
+  }
+  // A stack is in one site only: a merged list is found by its first stack.
+  std::unordered_map<std::uint32_t, std::size_t> old_by_first;
+  for (std::size_t i = 0; i < merged_.size(); ++i) {
+    if (!merged_[i].stacks.empty()) old_by_first.emplace(merged_[i].stacks[0], i);
+  }
+  std::vector<MergedRows> merged;
+  site_source_.assign(sites, 0);
+  for (std::uint32_t site = 0; site < sites; ++site) {
+    std::vector<std::uint32_t>& stacks = stacks_of[site];
+    if (stacks.empty()) {
+      site_source_[site] = kMergedSite | static_cast<std::uint32_t>(merged.size());
+      merged.emplace_back();
+      continue;
+    }
+    if (stacks.size() == 1) {
+      site_source_[site] = stacks[0];
+      continue;
+    }
+    // The list made for the same stacks at the last call, if any.
+    MergedRows m;
+    if (const auto old = old_by_first.find(stacks[0]);
+        old != old_by_first.end() && merged_[old->second].stacks == stacks) {
+      m = std::move(merged_[old->second]);
+    } else {
+      m.stacks = stacks;
+      m.taken.assign(stacks.size(), 0);
+    }
+    // Every row taken since is newer than every row merged before: the new
+    // rows are merged among themselves and appended.
+    const std::size_t before = m.rows.size();
+    for (std::size_t i = 0; i < stacks.size(); ++i) {
+      const std::vector<std::uint32_t>& rows = stack_rows_[stacks[i]];
+      m.rows.insert(m.rows.end(), rows.begin() + static_cast<std::ptrdiff_t>(m.taken[i]), rows.end());
+      m.taken[i] = rows.size();
+    }
+    std::sort(m.rows.begin() + static_cast<std::ptrdiff_t>(before), m.rows.end());
+    site_source_[site] = kMergedSite | static_cast<std::uint32_t>(merged.size());
+    merged.push_back(std::move(m));
+  }
+  merged_ = std::move(merged);
+}
+
 std::uint64_t AllocationTable::memory_bytes() const {
   const std::uint64_t sparse = (big_sizes_.size() + big_addrs_.size() + big_threads_.size()) * 32;
   return bytes_of(alloc_base_) + bytes_of(alloc_delta_) + bytes_of(alloc_wide_) + bytes_of(free_ns_) + bytes_of(size_) +
          bytes_of(site_) + bytes_of(meta_) + bytes_of(free_order_) + bytes_of(order_) + sparse +
          bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) + bytes_of(realloc_rows_) + bytes_of(replaced_rows_) +
          bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) + bytes_of(mmap_ns_) + bytes_of(site_offsets_) +
-         bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_);
+         bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_) +
+         by_stack_bytes();
+}
+
+std::uint64_t AllocationTable::by_stack_bytes() const {
+  std::uint64_t bytes = bytes_of(site_of_stack_) + bytes_of(site_source_) + bytes_of(stack_rows_);
+  for (const auto& rows : stack_rows_) bytes += bytes_of(rows);
+  for (const MergedRows& m : merged_) bytes += bytes_of(m.stacks) + bytes_of(m.taken) + bytes_of(m.rows);
+  return bytes;
 }
 
 void AllocationTableBuilder::on_tagged_events(std::span<const HeapEvent> events,
@@ -182,8 +253,9 @@ void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
   t_.free_ns_[row] = time_ns;
   t_.free_order_.push_back(row);
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;
-  t_.skip_max_free_[row / kS] = std::max(t_.skip_max_free_[row / kS], time_ns);
-  --block_live_[row / kS];
+  // Times never go back: a block's last free is its latest (kNeverFreed
+  // while a row of it is live, so a growing table is always exact).
+  if (--block_live_[row / kS] == 0) t_.skip_max_free_[row / kS] = time_ns;
   heap_bytes_ -= t_.size(row);
   --live_count_;
   cp.block_max_bytes = std::max(cp.block_max_bytes, heap_bytes_);
@@ -201,7 +273,9 @@ HeapCheckpoint& AllocationTableBuilder::begin_event(bool alloc) {
 
 // A new checkpoint every kCheckpointEvents events, with the heap before the next.
 void AllocationTableBuilder::checkpoint() {
-  if (t_.events() % AllocationTable::kCheckpointEvents == 0) {
+  // Not twice for one position: publish() may have made it already.
+  constexpr std::uint32_t kC = AllocationTable::kCheckpointEvents;
+  if (t_.events() % kC == 0 && t_.checkpoints_.size() == t_.events() / kC) {
     t_.checkpoints_.push_back(HeapCheckpoint{static_cast<std::uint32_t>(t_.rows()),
                                              static_cast<std::uint32_t>(t_.frees()), heap_bytes_, live_count_, 0, 0, 0,
                                              temporary_frees_});
@@ -211,29 +285,25 @@ void AllocationTableBuilder::checkpoint() {
 // Times go straight into their packed form, a base per kTimeBlock rows and
 // a 32-bit delta, instead of a column of full times packed at the end: 8
 // bytes an allocation less to write (on a 500 M-allocation dump, 4 GB of
-// the spill files) and no pass over them.
+// the spill files) and no pass over them. A block whose times span 2^32 ns
+// or more turns wide at its first such time (its deltas then unused), so the
+// table is readable after every event.
 void AllocationTableBuilder::add_time(std::uint32_t row, std::uint64_t time_ns) {
   constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
-  if (row % kB == 0) {
-    close_time_block();
-    t_.alloc_base_.push_back(time_ns);
-    block_wide_ = false;
+  if (row % kB == 0) t_.alloc_base_.push_back(time_ns);
+  std::uint64_t& base = t_.alloc_base_.back();
+  if ((base >> 63) == 0) {
+    const std::uint64_t delta = time_ns - base;
+    if (delta <= std::numeric_limits<std::uint32_t>::max()) {
+      t_.alloc_delta_.push_back(static_cast<std::uint32_t>(delta));
+      return;
+    }
+    const std::uint64_t at = t_.alloc_wide_.size();
+    for (std::uint32_t r = row / kB * kB; r < row; ++r) t_.alloc_wide_.push_back(base + t_.alloc_delta_[r]);
+    base = at | 1ull << 63;
   }
-  block_ns_[row % kB] = time_ns;
-  const std::uint64_t delta = time_ns - block_ns_[0];
-  if (delta > std::numeric_limits<std::uint32_t>::max()) block_wide_ = true;
-  t_.alloc_delta_.push_back(static_cast<std::uint32_t>(delta));
-}
-
-// A block that spans 2^32 ns or more keeps its rows' full times.
-void AllocationTableBuilder::close_time_block() {
-  if (!block_wide_) return;
-  constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
-  const std::size_t block = t_.alloc_base_.size() - 1;
-  const std::size_t n = t_.rows() - block * kB;
-  t_.alloc_base_[block] = t_.alloc_wide_.size() | 1ull << 63;
-  t_.alloc_wide_.insert(t_.alloc_wide_.end(), block_ns_, block_ns_ + n);
-  block_wide_ = false;
+  t_.alloc_wide_.push_back(time_ns);
+  t_.alloc_delta_.push_back(0);
 }
 
 void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, std::uint32_t replaced) {
@@ -258,11 +328,17 @@ void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, 
     block_live_.push_back(0);
   }
   ++block_live_[row / kS];
+  t_.skip_max_free_[row / kS] = kNeverFreed;
   add_time(row, last_time_ns_);
   t_.free_ns_.push_back(kNeverFreed);
   if (e.size >= AllocationTable::kBigSize) t_.big_sizes_.emplace(row, e.size);
   t_.size_.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(e.size, AllocationTable::kBigSize)));
-  t_.site_.push_back(e.stack.value < kMaxStack ? e.stack.value : 0);
+  const std::uint32_t stack = e.stack.value < kMaxStack ? e.stack.value : 0;
+  t_.site_.push_back(stack);
+  if (t_.by_stack_) {
+    if (stack >= t_.stack_rows_.size()) t_.stack_rows_.resize(std::size_t{stack} + 1);
+    t_.stack_rows_[stack].push_back(row);
+  }
   std::uint64_t addr = e.addr;
   if (addr >= AllocationTable::kAddrMask) {
     t_.big_addrs_.emplace(row, addr);
@@ -301,12 +377,8 @@ void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread, s
 }
 
 AllocationTable AllocationTableBuilder::finish() {
-  close_time_block();
   AllocationTable& t = t_;
-  checkpoint();  // the state after the last event, when it ends a block
-  for (std::size_t b = 0; b < block_live_.size(); ++b) {
-    if (block_live_[b] != 0) t.skip_max_free_[b] = kNeverFreed;
-  }
+  checkpoint();                                // the state after the last event, when it ends a block
   block_live_ = std::vector<std::uint16_t>();  // not `= {}`, which keeps the room
   t.realloc_by_from_.reserve(t.realloc_by_to_.size());
   for (const auto& [to, from] : t.realloc_by_to_) t.realloc_by_from_.emplace_back(from, to);
@@ -318,6 +390,41 @@ AllocationTable AllocationTableBuilder::finish() {
   t.realloc_rows_.shrink_to_fit();
   std::sort(t.replaced_rows_.begin(), t.replaced_rows_.end());
   return std::move(t_);
+}
+
+namespace {
+
+// Sorts v's elements from `sorted` on and merges them into the sorted ones
+// before, moving only those after the first place a new one goes.
+template <typename T>
+typename std::vector<T>::iterator merge_tail(std::vector<T>& v, std::size_t sorted) {
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(sorted);
+  std::sort(mid, v.end());
+  if (mid == v.end()) return mid;
+  const auto from = std::upper_bound(v.begin(), mid, *mid);
+  std::inplace_merge(from, mid, v.end());
+  return from;
+}
+
+}  // namespace
+
+AllocationTable& AllocationTableBuilder::publish() {
+  AllocationTable& t = t_;
+  checkpoint();
+  for (std::size_t i = published_reallocs_; i < t.realloc_by_to_.size(); ++i) {
+    const auto [to, from] = t.realloc_by_to_[i];
+    t.realloc_by_from_.emplace_back(from, to);
+    t.realloc_rows_.insert(t.realloc_rows_.end(), {to, from});
+  }
+  merge_tail(t.realloc_by_from_, published_reallocs_);
+  const std::size_t rows_sorted = t.realloc_rows_.size() - 2 * (t.realloc_by_to_.size() - published_reallocs_);
+  auto from = merge_tail(t.realloc_rows_, rows_sorted);
+  if (from != t.realloc_rows_.begin()) --from;  // the one before may equal the first new
+  t.realloc_rows_.erase(std::unique(from, t.realloc_rows_.end()), t.realloc_rows_.end());
+  published_reallocs_ = t.realloc_by_to_.size();
+  merge_tail(t.replaced_rows_, published_replaced_);
+  published_replaced_ = t.replaced_rows_.size();
+  return t;
 }
 
 }  // namespace memrec::analyzer

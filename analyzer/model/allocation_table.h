@@ -5,6 +5,8 @@
 // streaming StackReplay.
 // 36 bytes an allocation, indexes included (docs/api.md "The allocation table"),
 // in SpillColumns: files the kernel pages out when a spill directory is set.
+// A followed dump's table grows: its builder publishes it after each poll
+// (AllocationTableBuilder::publish, docs/design/allocation_table.md "Growing").
 #pragma once
 
 #include <cstdint>
@@ -59,7 +61,8 @@ class AllocationTable {
     const std::uint32_t s = size_[row];
     return s != kBigSize ? s : big_sizes_.at(row);
   }
-  std::uint32_t site(std::uint32_t row) const { return site_[row]; }  // kNoSite before set_sites
+  // kNoSite before set_sites.
+  std::uint32_t site(std::uint32_t row) const { return by_stack_ ? site_of_stack(site_[row]) : site_[row]; }
   std::uint64_t address(std::uint32_t row) const;
   std::uint32_t thread(std::uint32_t row) const;  // LoadedDump::threads index
   // Freed by its own thread before that thread allocated again (the report's "temporary").
@@ -91,7 +94,10 @@ class AllocationTable {
 
   // Per-site rows (CSR), ascending, so also by allocation time.
   std::pair<const std::uint32_t*, const std::uint32_t*> site_rows(std::uint32_t site) const;
-  std::size_t sites() const { return site_offsets_.empty() ? 0 : site_offsets_.size() - 1; }
+  std::size_t sites() const {
+    if (by_stack_) return site_source_.size();
+    return site_offsets_.empty() ? 0 : site_offsets_.size() - 1;
+  }
 
   const std::vector<HeapCheckpoint>& checkpoints() const { return checkpoints_; }
   // The latest free time among rows [i × kSkipRows, (i + 1) × kSkipRows).
@@ -102,7 +108,11 @@ class AllocationTable {
   // The stack id of each row (until set_sites) and its replacement by a site.
   std::uint32_t stack(std::uint32_t row) const { return site_[row]; }
   // Maps every row's stack id to its call site (kNoSite if not in `site_of_stack`)
-  // and builds the per-site index; `sites` is the number of sites.
+  // and builds the per-site index; `sites` is the number of sites. A growing
+  // table (AllocationTableBuilder's Growing) keeps its rows' stack ids and
+  // maps them at each call instead: the cost is its stacks', plus the new
+  // rows of sites of several stacks, never the history's; call it again after
+  // every publish().
   void set_sites(const std::unordered_map<std::uint32_t, std::uint32_t>& site_of_stack, std::uint32_t sites);
 
   // Bytes held, all columns and indexes included.
@@ -114,7 +124,14 @@ class AllocationTable {
   static constexpr std::uint64_t kAddrBits = 48;
   static constexpr std::uint64_t kAddrMask = (1ull << kAddrBits) - 1;
   static constexpr std::uint32_t kThreadMask = (1u << 15) - 1;
-  static constexpr std::uint32_t kTimeBlock = 256;  // rows per base of alloc_delta_
+  static constexpr std::uint32_t kTimeBlock = 256;        // rows per base of alloc_delta_
+  static constexpr std::uint32_t kMergedSite = 1u << 31;  // site_source_: an index into merged_
+
+  std::uint32_t site_of_stack(std::uint32_t stack) const {
+    return stack < site_of_stack_.size() ? site_of_stack_[stack] : kNoSite;
+  }
+  void set_sites_by_stack(const std::vector<std::uint32_t>& dense, std::uint32_t sites);
+  std::uint64_t by_stack_bytes() const;
 
   // Allocation times: a base per kTimeBlock rows plus a 32-bit delta; a block
   // spanning 2^32 ns or more has bit 63 of its base set and its times in alloc_wide_.
@@ -142,6 +159,20 @@ class AllocationTable {
   std::vector<std::uint64_t> skip_max_free_;
   std::vector<std::uint64_t> skip_max_temporary_free_;
   std::vector<HeapCheckpoint> checkpoints_;
+
+  // A growing table's site index: site_ keeps stack ids, each stack its rows;
+  // a site of one stack reads that stack's list, a site of several a merged
+  // list, brought up to date at each set_sites by merging only the new rows.
+  struct MergedRows {
+    std::vector<std::uint32_t> stacks;  // ascending
+    std::vector<std::size_t> taken;     // by stack: its rows merged so far
+    std::vector<std::uint32_t> rows;    // ascending
+  };
+  bool by_stack_ = false;
+  std::vector<std::uint32_t> site_of_stack_;            // by stack id
+  std::vector<std::vector<std::uint32_t>> stack_rows_;  // by stack id: its rows, ascending
+  std::vector<MergedRows> merged_;
+  std::vector<std::uint32_t> site_source_;  // by site: a stack id, or kMergedSite | an index into merged_
 };
 
 // The sink that fills a table beside the replay (build_heap_report's
@@ -156,6 +187,11 @@ class AllocationTableBuilder final : public TaggedEventSink {
 
   // `max_rows`: tests lower it.
   explicit AllocationTableBuilder(std::uint64_t max_rows = kMaxRows) : max_rows_(max_rows) {}
+  // A table that is read between batches of events (a followed dump): see publish().
+  struct Growing {};
+  explicit AllocationTableBuilder(Growing, std::uint64_t max_rows = kMaxRows) : max_rows_(max_rows) {
+    t_.by_stack_ = true;
+  }
 
   void on_tagged_events(std::span<const HeapEvent> events, std::span<const std::uint32_t> released,
                         std::uint32_t thread) override;
@@ -165,6 +201,13 @@ class AllocationTableBuilder final : public TaggedEventSink {
   // at them and took no event after; callers refuse it (view, export).
   bool full() const { return full_; }
   AllocationTable finish();
+  // A Growing builder's table as of the events taken so far, every query
+  // exact for them; the builder keeps filling it afterwards. Costs the
+  // events taken since the last publish (their realloc and replaced rows
+  // are merged into the sorted lists from the oldest row they name on). The
+  // caller must keep readers out while the builder takes events and
+  // publishes, and call set_sites after.
+  AllocationTable& publish();
 
  private:
   // `released`: the row the event released (StackReplay::released_row()).
@@ -173,7 +216,6 @@ class AllocationTableBuilder final : public TaggedEventSink {
   void on_free(const HeapEvent& e, std::uint32_t thread, std::uint32_t freed);
   void release(std::uint32_t row, std::uint64_t time_ns);
   void add_time(std::uint32_t row, std::uint64_t time_ns);
-  void close_time_block();
   HeapCheckpoint& begin_event(bool alloc);
   void checkpoint();
 
@@ -191,10 +233,9 @@ class AllocationTableBuilder final : public TaggedEventSink {
   std::uint64_t heap_bytes_ = 0;           // the heap after the events so far
   std::uint64_t live_count_ = 0;
   std::uint32_t temporary_frees_ = 0;  // frees of temporary rows so far
-  // The full times of the current block of kTimeBlock rows, kept until the
-  // block ends in case its deltas do not fit 32 bits (`block_wide_`).
-  std::uint64_t block_ns_[AllocationTable::kTimeBlock] = {};
-  bool block_wide_ = false;
+  // publish(): the realloc links and replaced rows already in the sorted lists.
+  std::size_t published_reallocs_ = 0;
+  std::size_t published_replaced_ = 0;
 };
 
 }  // namespace memrec::analyzer

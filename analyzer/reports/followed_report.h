@@ -2,15 +2,20 @@
 // --follow): each step() folds only what the dump appended into the same
 // replay, and report() gives, at any time, what build_heap_report would give
 // of the events handed on so far. Once the dump has ended (or was cut and
-// finish() called), that is the report of the finished file.
+// finish() called), that is the report of the finished file. With a table,
+// it also grows the allocation table of those events (memrec view's ranges,
+// instants and allocation list), published when the caller says.
 #pragma once
 
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "load/dump_follower.h"
+#include "model/allocation_table.h"
 #include "model/heap_timeline.h"
+#include "model/mapping_record.h"
 #include "model/stack_replay.h"
 #include "reports/heap_report.h"
 
@@ -18,7 +23,10 @@ namespace memrec::analyzer {
 
 class FollowedReport {
  public:
-  FollowedReport(std::string path, FollowOptions options);
+  // `with_table`: also grow an allocation table (publish_table()).
+  FollowedReport(std::string path, FollowOptions options, bool with_table = false);
+  ~FollowedReport();
+  FollowedReport(FollowedReport&&) noexcept;
 
   // Reads the frames the dump appended. A frame holding an event older than
   // one already replayed (FollowStep::out_of_order) makes it replay the dump
@@ -36,18 +44,38 @@ class FollowedReport {
   // timeline before a table), with the RSS samples, reaching the latest
   // event read; once started().
   HeapTimeline timeline() const;
+  // The anonymous mappings as replayed so far (memrec view's Maps), reaching
+  // the latest event read; once started().
+  MappingRecord mappings() const;
+
+  // The allocation table with every event replayed so far taken in: costs
+  // the events replayed since the last call (a table made afresh, at the
+  // first step or a replay started over, takes the history in step(), before
+  // any reader has it). Its readers must be kept out during the call (the
+  // table they read is the one it fills), and its set_sites called after it. Null without a table, before the first
+  // step, or once the dump holds more allocations than a table can (table_full()). A replay started over makes a new
+  // table: the one returned before stays as it was, for its readers.
+  std::shared_ptr<AllocationTable> publish_table();
+  bool table_full() const;
 
   bool started() const { return follower_ != nullptr; }
   const DumpFollower& follower() const { return *follower_; }  // once started()
   std::size_t restarts() const { return restarts_; }
 
  private:
+  class TableTee;
   Result<FollowStep> start_and_step();
 
   std::string path_;
   FollowOptions options_;
+  bool with_table_ = false;
   std::unique_ptr<HeapTimeline> timeline_;
+  std::unique_ptr<MappingRecord> mappings_;
   std::unique_ptr<StackReplay> replay_;
+  // With a table: the events replayed and not yet published, with their
+  // tags (the rows they released) and threads, and the table's builder.
+  std::unique_ptr<TableTee> tee_;
+  std::shared_ptr<AllocationTableBuilder> table_;
   std::unique_ptr<DumpFollower> follower_;
   std::size_t restarts_ = 0;
 };

@@ -7,8 +7,12 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <chrono>
 #include <exception>
+#include <optional>
 #include <shared_mutex>
+#include <thread>
+#include <variant>
 #include <vector>
 
 #include "server/embedded_assets.h"
@@ -127,6 +131,43 @@ void dump_route(httplib::Server& svr, const ViewData& data, const std::string& n
           }));
 }
 
+// A live dump's next seconds (?seconds=N, as Go's net/http/pprof): the
+// request waits for them with the lock let go, so the follow loop goes on
+// taking them in, and gives up waiting a poll's worth of slack after the
+// seconds (a service that makes no event moves no edge; its window then
+// holds what came).
+void send_pprof(const ViewData& data, PprofProfile profile, const ParamFn& params, httplib::Response& res) {
+  const auto locked = [&data] {
+    std::shared_lock<std::shared_mutex> lock;
+    if (data.follow_lock) lock = std::shared_lock(*data.follow_lock);
+    return lock;
+  };
+  std::optional<PprofLiveWindow> live;
+  {
+    const auto lock = locked();
+    auto window = pprof_live_window(data, params);
+    if (auto* error = std::get_if<ApiError>(&window)) {
+      send_answer(res, ApiAnswer{nlohmann::json(nullptr), *error, std::nullopt});
+      return;
+    }
+    live = std::get<std::optional<PprofLiveWindow>>(window);
+  }
+  if (live) {
+    constexpr auto kSlack = std::chrono::seconds(10);
+    const auto deadline =
+        std::chrono::steady_clock::now() + std::chrono::nanoseconds(live->to_ns - live->from_ns) + kSlack;
+    while (std::chrono::steady_clock::now() < deadline) {
+      {
+        const auto lock = locked();
+        if (pprof_window_complete(data, *live)) break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  const auto lock = locked();
+  send_answer(res, api_pprof(data, profile, params, live));
+}
+
 void add_routes(httplib::Server& svr, const ViewData& data) {
   svr.Get("/api/dumps", guarded(data, [&data](const httplib::Request& req, httplib::Response& res) {
             if (params_ok(req, res)) send_answer(res, api_dumps(data));
@@ -167,9 +208,9 @@ void add_routes(httplib::Server& svr, const ViewData& data) {
           }));
   for (const auto& [path, profile] :
        {std::pair{"/debug/pprof/heap", PprofProfile::kHeap}, std::pair{"/debug/pprof/allocs", PprofProfile::kAllocs}}) {
-    svr.Get(path, guarded(data, [&data, profile](const httplib::Request& req, httplib::Response& res) {
-              if (params_ok(req, res)) send_answer(res, api_pprof(data, profile, params_of(req)));
-            }));
+    svr.Get(path, [&data, profile](const httplib::Request& req, httplib::Response& res) {
+      if (params_ok(req, res)) send_pprof(data, profile, params_of(req), res);
+    });
   }
   svr.Get(R"(/debug/pprof(/.*)?)", [](const httplib::Request&, httplib::Response& res) {
     send_error(res, 404, "memrec serves /debug/pprof/heap and /debug/pprof/allocs (docs/pprof.md).");

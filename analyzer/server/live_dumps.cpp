@@ -25,7 +25,8 @@ void LiveDumps::add(const std::string& path) {
   for (const auto& d : dumps_) {
     if (d->path == path) return;
   }
-  dumps_.push_back(std::unique_ptr<Followed>(new Followed{path, FollowedReport(path, options_), DumpState::kLive, {}}));
+  dumps_.push_back(std::unique_ptr<Followed>(
+      new Followed{path, FollowedReport(path, options_, /*with_table=*/true), DumpState::kLive, {}}));
 }
 
 bool LiveDumps::step(Followed& d) {
@@ -76,10 +77,26 @@ ViewDump LiveDumps::snapshot(std::size_t i, Symbolizer& symbolizer) const {
   ViewDump view;
   view.report = d.report.report(symbolizer);
   view.early_timeline = d.report.timeline();
-  view.slot->fail("a followed dump has no allocation table yet: ranges, instants and the allocation list need one");
+  view.mappings = d.report.mappings();
   index_site_labels(view);
   set_whole_run(view);
   return view;
+}
+
+void LiveDumps::publish(std::size_t i, ViewDump& view) {
+  Followed& d = *dumps_[i];
+  if (d.state == DumpState::kLive) view.followed_edge_ns = d.report.follower().released_before();
+  const std::shared_ptr<AllocationTable> table = d.report.publish_table();
+  if (table == nullptr) {
+    view.slot->fail(d.report.table_full()
+                        ? d.path + " holds more than " + std::to_string(AllocationTableBuilder::kMaxRows) +
+                              " allocations, more than an allocation table can hold"
+                        : d.path + ": no allocation table was built");
+    return;
+  }
+  const CallSites& sites = view.report.sites;
+  table->set_sites(sites.site_of_stack, static_cast<std::uint32_t>(sites.sites.size()));
+  view.slot->share(table);
 }
 
 }  // namespace memrec::analyzer::server

@@ -37,9 +37,13 @@ class LiveDumps {
   // A non-empty sentence when following dump i stopped on a corrupt frame.
   const std::string& error(std::size_t i) const { return dumps_[i]->error; }
   // Dump i as read so far, for the API: its report, its whole run's figures
-  // and timeline. Ranges, instants and allocations need the allocation
-  // table, which a followed dump does not build: its slot says so.
+  // and timeline; publish() then gives it the allocation table.
   ViewDump snapshot(std::size_t i, Symbolizer& symbolizer) const;
+  // With every handler kept out (the follow loop holds ViewData::follow_lock):
+  // takes the events dump i read since the last call into its allocation
+  // table, maps the table's rows to `view`'s call sites and gives `view` the
+  // table. `view` is dump i's snapshot of this poll, served from now on.
+  void publish(std::size_t i, ViewDump& view);
 
  private:
   struct Followed {

@@ -173,6 +173,10 @@ ApiAnswer api_dumps(const ViewData& data) {
                               : dump_complete(r)     ? "ended"
                                                      : "cut"},
                     {"table", table_state(data.dumps[i])}});
+    // A dump still followed: a range ending before this has all its events.
+    if (const auto edge = data.dumps[i].followed_edge_ns) {
+      list.back()["settled_ns"] = *edge > data.dumps[i].start_ns() ? *edge - data.dumps[i].start_ns() : 0;
+    }
   }
   return ok({{"dumps", std::move(list)}, {"warnings", data.warnings}});
 }

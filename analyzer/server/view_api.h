@@ -102,9 +102,24 @@ ApiAnswer api_allocation(const ViewData& data, const std::string& dump_id, const
 ApiAnswer api_export(const ViewData& data, const std::string& dump_id, const ParamFn& param);
 // /debug/pprof/heap and /debug/pprof/allocs (view_pprof.cpp, docs/pprof.md):
 // ?dump=ID (default: the root process), ?at=T (a time spec; default the
-// end), ?seconds=N (the N seconds up to `at`, in-use as a delta).
+// end), ?seconds=N (the N seconds up to `at`, in-use as a delta; on a dump
+// still followed without `at`, the next N seconds, at most
+// kPprofMaxWaitSeconds, which the request waits for as Go's does).
 enum class PprofProfile { kHeap, kAllocs };
-ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param);
+inline constexpr std::uint64_t kPprofMaxWaitSeconds = 60;
+// The next N seconds of a live dump: its index and the window, ns since its start.
+struct PprofLiveWindow {
+  std::size_t dump = 0;
+  std::uint64_t from_ns = 0;
+  std::uint64_t to_ns = 0;
+};
+// Whether the request waits for a live dump's next seconds (asked under the
+// lock, which the waiting request then lets go of), and until when.
+Checked<std::optional<PprofLiveWindow>> pprof_live_window(const ViewData& data, const ParamFn& param);
+// Whether every event of the window has come (or the dump is no longer followed).
+bool pprof_window_complete(const ViewData& data, const PprofLiveWindow& window);
+ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param,
+                    const std::optional<PprofLiveWindow>& live = std::nullopt);
 // The diff endpoints take base=ID&new=ID and each side's range,
 // base_from/base_to and new_from/new_to (view_diff.h).
 ApiAnswer api_diff_flame(const ViewData& data, const ParamFn& param);

@@ -1,7 +1,9 @@
 // memrec view --follow: serves the dumps as read so far and, on a thread of
 // its own, polls them every interval (server/live_dumps.h). A dump whose
 // figures changed gets a new ViewDump, built outside the lock and swapped in
-// under it, so a request sees either the old dump or the new one, whole.
+// under it, so a request sees either the old dump or the new one, whole;
+// its allocation table takes the poll's events under the lock too, the
+// table and the ViewDump changing together.
 #include <chrono>
 #include <mutex>
 #include <optional>
@@ -38,6 +40,7 @@ void refresh(Follow& f, server::ViewData& data, Symbolizer& symbolizer) {
   std::unique_lock<std::shared_mutex> lock;
   if (data.follow_lock) lock = std::unique_lock(*data.follow_lock);
   for (auto& [i, dump] : fresh) {
+    f.live.publish(i, dump);
     if (!f.served[i]) {
       f.served[i] = data.dumps.size();
       data.dumps.push_back(std::move(dump));

@@ -28,6 +28,11 @@ void TableSlot::publish(AllocationTable table) {
   ready_.store(owned_.get(), std::memory_order_release);
 }
 
+void TableSlot::share(std::shared_ptr<const AllocationTable> table) {
+  shared_ = std::move(table);
+  ready_.store(shared_.get(), std::memory_order_release);
+}
+
 void TableSlot::fail(std::string why) {
   failure_ = std::move(why);
   failed_.store(true, std::memory_order_release);

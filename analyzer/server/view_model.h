@@ -56,6 +56,10 @@ class TableSlot {
  public:
   const AllocationTable* table() const { return ready_.load(std::memory_order_acquire); }
   void publish(AllocationTable table);
+  // A table that keeps growing after (a followed dump's, FollowedReport::
+  // publish_table()): set before the dump is served, changed only while no
+  // handler reads it (ViewData::follow_lock).
+  void share(std::shared_ptr<const AllocationTable> table);
   // The table will not come; `why` is a sentence for the page.
   void fail(std::string why);
   const std::string* failure() const { return failed_.load(std::memory_order_acquire) ? &failure_ : nullptr; }
@@ -65,6 +69,7 @@ class TableSlot {
 
  private:
   std::unique_ptr<AllocationTable> owned_;
+  std::shared_ptr<const AllocationTable> shared_;
   std::atomic<const AllocationTable*> ready_{nullptr};
   std::string failure_;
   std::atomic<bool> failed_{false};
@@ -105,6 +110,10 @@ struct ViewDump {
   // The anonymous mappings (the Maps view), filled by the report's pass;
   // their stacks' sites are report.mapping_sites.
   std::optional<MappingRecord> mappings;
+  // A followed dump still being written: every event before this (absolute)
+  // is in its report and table, later ones are still to come. None once it
+  // ended or was cut, and for a dump loaded whole.
+  std::optional<std::uint64_t> followed_edge_ns;
 
   std::uint64_t start_ns() const { return report.dump.header.start_mono_ns; }
   // The dump's last time, absolute: the default end of a range.

@@ -3,7 +3,9 @@
 // service (docs/pprof.md). Both are gzipped profile.proto with the sample
 // types of `memrec export --format pprof`; allocs only makes alloc_space the
 // default. Without parameters the heap profile is that export's file, byte
-// for byte; ?at=T and ?seconds=N answer from the allocation table.
+// for byte; ?at=T and ?seconds=N answer from the allocation table. On a dump
+// still being followed, ?seconds=N without ?at is the next N seconds from
+// its live edge: http_server.cpp waits for them outside the lock.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -72,25 +74,60 @@ std::vector<PprofValues> window_values(const AllocationTable& t, const ViewDump&
   return values;
 }
 
+Checked<std::optional<std::uint64_t>> seconds_param(const ParamFn& param) {
+  const auto text = param("seconds");
+  if (!text) return std::optional<std::uint64_t>();
+  const auto seconds = parse_count(*text, 1ull << 32);
+  if (!seconds || *seconds == 0) return ApiError{400, "seconds must be a whole number of seconds, at least 1."};
+  return seconds;
+}
+
 }  // namespace
 
-ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param) {
+Checked<std::optional<PprofLiveWindow>> pprof_live_window(const ViewData& data, const ParamFn& param) {
   Resolver request(data, param);
   const std::optional<const ViewDump*> found = request.take(pprof_dump(data, param));
-  if (request.failed()) return request.failure();
+  const std::optional<std::optional<std::uint64_t>> seconds = request.take(seconds_param(param));
+  if (request.failed()) return request.error();
   const ViewDump& d = **found;
-  const std::optional<std::uint64_t> at = request.take(at_param(d, param));
+  if (!*seconds || param("at") || !d.followed_edge_ns) return std::optional<PprofLiveWindow>();
+  if (**seconds > kPprofMaxWaitSeconds) {
+    return ApiError{400, "seconds: a dump still being recorded is waited on for at most " +
+                             std::to_string(kPprofMaxWaitSeconds) +
+                             " s; ask for fewer seconds, or for a past window with ?at=T."};
+  }
+  const std::uint64_t from = d.report.duration_ns;
+  return std::optional<PprofLiveWindow>(
+      PprofLiveWindow{static_cast<std::size_t>(&d - data.dumps.data()), from, from + **seconds * 1'000'000'000});
+}
+
+bool pprof_window_complete(const ViewData& data, const PprofLiveWindow& window) {
+  if (window.dump >= data.dumps.size()) return true;
+  const ViewDump& d = data.dumps[window.dump];
+  // Events earlier than the edge are all in: those at `to_ns` too once it is past.
+  return !d.followed_edge_ns || *d.followed_edge_ns > d.start_ns() + window.to_ns;
+}
+
+ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param,
+                    const std::optional<PprofLiveWindow>& live) {
+  Resolver request(data, param);
+  const std::optional<const ViewDump*> found = request.take(pprof_dump(data, param));
+  const std::optional<std::optional<std::uint64_t>> seconds_given = request.take(seconds_param(param));
   if (request.failed()) return request.failure();
-  const std::uint64_t end = *at;
-  std::optional<std::uint64_t> seconds;
-  if (const auto text = param("seconds")) {
-    seconds = parse_count(*text, 1ull << 32);
-    if (!seconds || *seconds == 0) return fail(400, "seconds must be a whole number of seconds, at least 1.");
+  const ViewDump& d = live && live->dump < data.dumps.size() ? data.dumps[live->dump] : **found;
+  std::optional<std::uint64_t> seconds = *seconds_given;
+  std::uint64_t end = 0;
+  if (live) {
+    end = live->to_ns;
+  } else {
+    const std::optional<std::uint64_t> at = request.take(at_param(d, param));
+    if (request.failed()) return request.failure();
+    end = *at;
   }
   const bool allocs = profile == PprofProfile::kAllocs;
   ApiAnswer answer;
   answer.file = ApiFile{{}, "application/octet-stream", "profile"};
-  if (!seconds && !param("at")) {
+  if (!seconds && !param("at") && !live) {
     answer.file->bytes =
         allocs ? export_pprof_values(d.report, {}, {d.report.dump.header.start_wall_ns, d.report.duration_ns, true})
                : export_pprof({&d.report});
@@ -98,7 +135,7 @@ ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& p
   }
   const AllocationTable* t = d.table();
   if (t == nullptr) return fail(table_missing(d));
-  const std::uint64_t from = seconds ? end - std::min(end, *seconds * 1'000'000'000) : 0;
+  const std::uint64_t from = live ? live->from_ns : seconds ? end - std::min(end, *seconds * 1'000'000'000) : 0;
   const std::vector<PprofValues> values = window_values(*t, d, from, end, seconds.has_value());
   answer.file->bytes =
       export_pprof_values(d.report, values, {d.report.dump.header.start_wall_ns + from, end - from, allocs});

@@ -12,9 +12,10 @@ import time
 import memrec_support as support
 
 
-def follow_while_recording(build, tmp_path, program, args, env=None, interval_ms=100):
+def follow_while_recording(build, tmp_path, program, args, env=None, interval_ms=100, table=False):
     """Starts `program` under the preload and follow_benchmark on its dump
-    once the dump exists; returns (the program's Run, the benchmark's JSON)."""
+    once the dump exists (with `table`, growing the allocation table too);
+    returns (the program's Run, the benchmark's JSON)."""
     out_dir = support.fresh_dir(tmp_path, "memrec-out")
     dat = out_dir / "live.dat"
     extra = {"LD_PRELOAD": str(build.preload), "MEMREC_OUTPUT": str(dat), "MEMREC_FLUSH_INTERVAL_MS": "100"}
@@ -22,7 +23,7 @@ def follow_while_recording(build, tmp_path, program, args, env=None, interval_ms
     argv = [str(build.program(program)), *map(str, args)]
     proc = support.start(argv, support.clean_env(extra), cwd=out_dir)
     bench_argv = [str(build.root / "tests" / "unit" / "follow_benchmark"), str(dat), "--interval-ms",
-                  str(interval_ms), "--timeout-s", "240", "--check"]
+                  str(interval_ms), "--timeout-s", "240", "--check", *(["--table"] if table else [])]
     bench = subprocess.run(bench_argv, capture_output=True, text=True, timeout=300)
     run = support.finish(proc, argv, 60)
     assert run.returncode == 0, run.describe()
@@ -48,3 +49,13 @@ def test_a_multithreaded_churn_followed_live_ends_as_its_finished_report(build, 
     # then every event was handed on in the finished file's order
     assert result["same_report"] is True, result
     assert result["events"] >= 2 * 16 * 50000, result
+
+
+def test_a_multithreaded_churn_followed_with_its_table_ends_as_the_finished_files_table(build, tmp_path):
+    # given 16 threads allocating and freeing at once, followed with the allocation table grown at every step
+    run, result = follow_while_recording(build, tmp_path, "cross_free_threads", [16, 50000], table=True)
+    # then the report and every window of the table are the finished file's
+    assert result["same_report"] is True, result
+    assert result["same_table"] is True, result
+    assert result["events"] >= 2 * 16 * 50000, result
+    assert result["table_bytes"] > 0, result

@@ -1,8 +1,10 @@
 // Follows one dump while a program under the preload writes it, as memrec
 // view --follow will: a step every --interval-ms, a report after each step.
 // Prints one JSON line: the steps' and the reports' CPU time, the events
-// followed, the peak RSS; with --check, also whether the final report
-// equals `memrec report --json` of the finished file (exit 1 if not).
+// followed, the peak RSS; with --table, also the allocation table's (grown
+// and published after each step, as view --follow does); with --check, also
+// whether the final report equals `memrec report --json` of the finished
+// file, and the table that file's table in every window (exit 1 if not).
 // tests/integration/test_follow.py runs it against live recordings.
 #include <sys/resource.h>
 #include <time.h>
@@ -19,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/window_figures.h"
 #include "reports/followed_report.h"
 #include "reports/report_output.h"
 #include "symbolize/symbolizer.h"
@@ -50,17 +53,34 @@ json document(const HeapReport& report) {
   return doc;
 }
 
+// Every window of a 16 x 16 grid over the run: its totals and the heap at its end.
+json windows(const AllocationTable& t, std::uint64_t start_ns, std::uint64_t duration_ns) {
+  json out = json::array();
+  const std::uint64_t step = std::max<std::uint64_t>(1, duration_ns / 16);
+  for (std::uint64_t from = start_ns; from <= start_ns + duration_ns; from += step) {
+    for (std::uint64_t to = from; to <= start_ns + duration_ns; to += step) {
+      const WindowFigures f = window_figures(t, TimeWindow{from, to});
+      const EventCursor at = cursor_at(t, to);
+      out.push_back({f.totals.allocations, f.totals.frees, f.totals.allocated_bytes, f.totals.peak_bytes,
+                     f.totals.leaked_bytes, f.totals.temporary, at.heap_bytes, at.live_count});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc < 2) {
-    std::cerr << "usage: follow_benchmark DUMP [--interval-ms N] [--timeout-s N] [--hold-back-ms N] [--check]\n";
+    std::cerr
+        << "usage: follow_benchmark DUMP [--interval-ms N] [--timeout-s N] [--hold-back-ms N] [--table] [--check]\n";
     return 2;
   }
   const std::string path = argv[1];
   long interval_ms = 200;
   long timeout_s = 120;
   bool check = false;
+  bool with_table = false;
   FollowOptions options;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--interval-ms") == 0 && i + 1 < argc) {
@@ -69,6 +89,8 @@ int main(int argc, char** argv) {
       timeout_s = std::atol(argv[++i]);
     } else if (std::strcmp(argv[i], "--hold-back-ms") == 0 && i + 1 < argc) {
       options.hold_back_ns = static_cast<std::uint64_t>(std::atol(argv[++i])) * 1'000'000;
+    } else if (std::strcmp(argv[i], "--table") == 0) {
+      with_table = true;
     } else if (std::strcmp(argv[i], "--check") == 0) {
       check = true;
     } else {
@@ -77,7 +99,9 @@ int main(int argc, char** argv) {
     }
   }
   Symbolizer symbolizer(SymbolizerOptions{});
-  FollowedReport followed(path, options);
+  FollowedReport followed(path, options, with_table);
+  std::shared_ptr<AllocationTable> table;
+  double table_cpu = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   const long rss_before = max_rss_kib();
   double step_cpu = 0;
@@ -97,7 +121,15 @@ int main(int argc, char** argv) {
         return 1;
       }
       const HeapReport now = followed.report(symbolizer);
-      report_cpu += cpu_seconds() - t1;
+      const double t2 = cpu_seconds();
+      report_cpu += t2 - t1;
+      if (with_table) {
+        table = followed.publish_table();
+        if (table != nullptr) {
+          table->set_sites(now.sites.site_of_stack, static_cast<std::uint32_t>(now.sites.sites.size()));
+        }
+        table_cpu += cpu_seconds() - t2;
+      }
       if (now.totals.allocations > allocations) ++growing_reports;
       allocations = now.totals.allocations;
       if (followed.follower().finished()) break;
@@ -120,9 +152,18 @@ int main(int argc, char** argv) {
               {"step_cpu_s_per_million", millions > 0 ? step_cpu / millions : 0.0},
               {"max_rss_kib", max_rss_kib()},
               {"rss_growth_kib", max_rss_kib() - rss_before}};
+  if (with_table) {
+    out["table_cpu_s"] = table_cpu;
+    out["table_cpu_s_per_million"] = millions > 0 ? table_cpu / millions : 0.0;
+    out["table_bytes"] = table != nullptr ? table->memory_bytes() : 0;
+    out["table_bytes_per_million"] =
+        table != nullptr && millions > 0 ? static_cast<double>(table->memory_bytes()) / millions : 0.0;
+  }
   int status = 0;
   if (check) {
-    const auto whole = build_heap_report(path, {}, LoadOptions{}, symbolizer);
+    AllocationTableBuilder whole_table;
+    const auto whole =
+        build_heap_report(path, {}, LoadOptions{}, symbolizer, nullptr, with_table ? &whole_table : nullptr);
     if (!whole) {
       std::cerr << "follow_benchmark: " << whole.error().message << "\n";
       return 1;
@@ -130,6 +171,15 @@ int main(int argc, char** argv) {
     const bool same = document(followed.report(symbolizer)) == document(*whole);
     out["same_report"] = same;
     if (!same) status = 1;
+    if (with_table) {
+      AllocationTable t = whole_table.finish();
+      t.set_sites(whole->sites.site_of_stack, static_cast<std::uint32_t>(whole->sites.sites.size()));
+      const std::uint64_t start = whole->dump.header.start_mono_ns;
+      const bool same_table = table != nullptr && table->rows() == t.rows() && table->frees() == t.frees() &&
+                              windows(*table, start, whole->duration_ns) == windows(t, start, whole->duration_ns);
+      out["same_table"] = same_table;
+      if (!same_table) status = 1;
+    }
   }
   std::cout << out.dump() << std::endl;
   return status;

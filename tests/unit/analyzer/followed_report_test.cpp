@@ -9,10 +9,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/window_figures.h"
 #include "reports/followed_report.h"
 #include "reports/report_output.h"
 #include "support/growing_dump.h"
 #include "symbolize/symbolizer.h"
+#include "table_compare.h"
 
 using namespace memrec;
 using namespace memrec::analyzer;
@@ -45,10 +47,32 @@ json timeline_json(const HeapTimeline& timeline) {
   return {{"bucket_ns", timeline.bucket_ns()}, {"buckets", buckets}};
 }
 
+// The figures of every window of `step_ns` steps ending before `edge_ns`
+// (absolute; all of them without an edge), as JSON to compare.
+json windows_json(const AllocationTable& t, std::uint64_t start_ns, std::uint64_t end_ns, std::uint64_t step_ns,
+                  std::optional<std::uint64_t> edge_ns) {
+  json out = json::array();
+  for (std::uint64_t from = start_ns; from <= end_ns; from += step_ns) {
+    for (std::uint64_t to = from; to <= end_ns + step_ns; to += step_ns) {
+      if (edge_ns && to >= *edge_ns) break;
+      const WindowFigures f = window_figures(t, TimeWindow{from, to});
+      json sites = json::array();
+      for (const SiteFigures& s : f.sites) {
+        sites.push_back({s.allocations, s.allocated_bytes, s.temporary, s.leaked_bytes, s.leaked_count, s.peak_bytes});
+      }
+      const EventCursor at = cursor_at(t, to);
+      out.push_back({from, to, f.totals.allocations, f.totals.frees, f.totals.peak_bytes, f.totals.peak_time_ns,
+                     f.totals.leaked_bytes, f.totals.temporary, sites, at.heap_bytes, at.live_count});
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_SUITE("analyzer/followed_report") {
   TEST_CASE("a report followed in steps, cut at frames and inside them, equals the finished file's report") {
+    std::size_t restarts = 0;
     for (const unsigned seed : {11u, 12u, 13u}) {
       CAPTURE(seed);
       const DumpBuilder b = interleaved_dump(seed, seed == 12 ? 1 : 4, /*end=*/true);
@@ -58,7 +82,8 @@ TEST_SUITE("analyzer/followed_report") {
       LoadOptions load;
       load.threads = 1;
       HeapTimeline whole_timeline(memrec::testing::kGrowingStartNs);
-      const auto whole = build_heap_report(path, {}, load, symbolizer, &whole_timeline);
+      AllocationTableBuilder whole_builder;
+      const auto whole = build_heap_report(path, {}, load, symbolizer, &whole_timeline, &whole_builder);
       REQUIRE(whole.ok());
       whole_timeline.extend_to(whole->dump.header.start_mono_ns + whole->duration_ns);
       REQUIRE(whole->totals.allocations > 100);
@@ -67,7 +92,7 @@ TEST_SUITE("analyzer/followed_report") {
       FollowOptions options;
       options.load.threads = 1;
       options.hold_back_ns = 5;
-      FollowedReport followed(path, options);
+      FollowedReport followed(path, options, /*with_table=*/true);
       std::uint64_t allocations_seen = 0;
       std::size_t grew = 0;
       for (const std::size_t cut : cut_points(b)) {
@@ -80,12 +105,92 @@ TEST_SUITE("analyzer/followed_report") {
         CHECK(now.totals.allocations >= allocations_seen);
         if (now.totals.allocations > allocations_seen) ++grew;
         allocations_seen = now.totals.allocations;
+        if (const auto table = followed.publish_table()) {
+          CHECK(table->rows() == now.totals.allocations);
+        }
       }
       CHECK(grew > 2);
       CHECK(followed.follower().finished());
       CHECK(document(followed.report(symbolizer)) == expected);
       // And the whole run's heap over time is the one the view shows of the finished file.
       CHECK(timeline_json(followed.timeline()) == timeline_json(whole_timeline));
+      // And its table, grown anew at each restart (a replay started over), is the finished file's.
+      const auto table = followed.publish_table();
+      REQUIRE(table != nullptr);
+      AllocationTable whole_table = whole_builder.finish();
+      const CallSites& sites = whole->sites;
+      whole_table.set_sites(sites.site_of_stack, static_cast<std::uint32_t>(sites.sites.size()));
+      table->set_sites(sites.site_of_stack, static_cast<std::uint32_t>(sites.sites.size()));
+      check_same(*table, whole_table);
+      restarts += followed.restarts();
+      std::filesystem::remove(path);
+    }
+    CHECK(restarts > 0);  // the tables above were also made anew
+  }
+
+  TEST_CASE("a followed table answers every range before its edge as the finished file's table, and ends as it") {
+    for (const unsigned seed : {21u, 22u}) {
+      CAPTURE(seed);
+      const DumpBuilder b = interleaved_dump(seed, seed == 22 ? 1 : 4, /*end=*/true);
+      const std::string path = temp_dump_path("followed-table");
+      write_prefix(path, b.bytes(), b.bytes().size());
+      Symbolizer symbolizer(SymbolizerOptions{});
+      LoadOptions load;
+      load.threads = 1;
+      AllocationTableBuilder whole_builder;
+      const auto whole = build_heap_report(path, {}, load, symbolizer, nullptr, &whole_builder);
+      REQUIRE(whole.ok());
+      AllocationTable whole_table = whole_builder.finish();
+      whole_table.set_sites(whole->sites.site_of_stack, static_cast<std::uint32_t>(whole->sites.sites.size()));
+      const std::uint64_t start = whole->dump.header.start_mono_ns;
+      const std::uint64_t end = start + whole->duration_ns;
+      const std::uint64_t step_ns = std::max<std::uint64_t>(1, whole->duration_ns / 12);
+      const json expected = windows_json(whole_table, start, end, step_ns, std::nullopt);
+
+      // Held back long enough that no later frame holds an event older than
+      // the edge (no restart, checked below): only then is a range before
+      // the edge final.
+      FollowOptions options;
+      options.load.threads = 1;
+      options.hold_back_ns = 150;
+      FollowedReport followed(path, options, /*with_table=*/true);
+      std::size_t compared = 0;
+      std::shared_ptr<AllocationTable> table;
+      for (const std::size_t cut : cut_points(b)) {
+        write_prefix(path, b.bytes(), cut);
+        const auto step = followed.step();
+        REQUIRE(step.ok());
+        table = followed.publish_table();
+        if (table == nullptr) continue;  // no header yet
+        const HeapReport now = followed.report(symbolizer);
+        table->set_sites(now.sites.site_of_stack, static_cast<std::uint32_t>(now.sites.sites.size()));
+        // Sites are numbered per report: compared by their site's stack's, the first one's.
+        const std::uint64_t edge = followed.follower().released_before();
+        const json got = windows_json(*table, start, end, step_ns, edge);
+        json want = json::array();
+        for (const json& w : expected) {
+          if (w[1].get<std::uint64_t>() < edge) want.push_back(w);
+        }
+        REQUIRE(got.size() == want.size());
+        if (now.sites.sites.size() == whole->sites.sites.size() &&
+            now.sites.site_of_stack == whole->sites.site_of_stack) {
+          CHECK(got == want);
+        } else {
+          for (std::size_t i = 0; i < got.size(); ++i) {
+            json g = got[i], w = want[i];
+            g.erase(8);
+            w.erase(8);
+            CHECK(g == w);
+          }
+        }
+        compared += got.size();
+      }
+      REQUIRE(followed.follower().finished());
+      REQUIRE(followed.restarts() == 0);
+      CHECK(compared > expected.size());
+      REQUIRE(table != nullptr);
+      check_same(*table, whole_table);
+      CHECK(windows_json(*table, start, end, step_ns, std::nullopt) == expected);
       std::filesystem::remove(path);
     }
   }

@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "model/window_figures.h"
 #include "server/live_dumps.h"
 #include "support/growing_dump.h"
 
@@ -67,15 +68,21 @@ TEST_SUITE("server/live_dumps") {
     CHECK(live.poll() == std::vector<std::size_t>{0, 1, 2});
     REQUIRE(live.size() == 3);
     // then a.dat grew to its end and is ended, b.dat is live, c.dat is cut
-    const ViewDump ended = live.snapshot(0, symbolizer);
+    ViewDump ended = live.snapshot(0, symbolizer);
+    live.publish(0, ended);
     CHECK(ended.report.totals.allocations > half);
     CHECK(live.state(0) == DumpState::kEnded);
     CHECK(live.state(1) == DumpState::kLive);
     CHECK(live.state(2) == DumpState::kCut);
     CHECK(live.path(1) == second);
     CHECK(ended.early_timeline.has_value());
-    CHECK(ended.table() == nullptr);
-    CHECK(ended.slot->failure() != nullptr);
+    // with its allocation table, no longer followed
+    REQUIRE(ended.table() != nullptr);
+    CHECK(!ended.followed_edge_ns.has_value());
+    ViewDump growing = live.snapshot(1, symbolizer);
+    live.publish(1, growing);
+    REQUIRE(growing.table() != nullptr);
+    CHECK(growing.followed_edge_ns.has_value());
 
     // and the ended dump's figures are those of its finished file
     LoadOptions load;
@@ -86,6 +93,16 @@ TEST_SUITE("server/live_dumps") {
     CHECK(ended.report.totals.peak_bytes == whole->totals.peak_bytes);
     CHECK(ended.report.leaked_bytes == whole->leaked_bytes);
     CHECK(ended.report.events == whole->events);
+    // and so are its table's, over the whole run and per site
+    const WindowFigures figures = window_figures(*ended.table(), TimeWindow{});
+    CHECK(ended.table()->rows() == whole->totals.allocations);
+    CHECK(figures.totals.peak_bytes == whole->totals.peak_bytes);
+    CHECK(figures.totals.frees == whole->totals.frees);
+    REQUIRE(figures.sites.size() == ended.report.sites.sites.size());
+    for (std::size_t s = 0; s < figures.sites.size(); ++s) {
+      CHECK(figures.sites[s].allocated_bytes == ended.report.sites.sites[s].allocated_bytes);
+      CHECK(figures.sites[s].leaked_bytes == ended.report.sites.sites[s].leaked_bytes);
+    }
 
     // and a poll with nothing new changes nothing
     CHECK(live.poll().empty());
