@@ -31,14 +31,22 @@ def test_the_writer_reports_its_cpu_time_and_every_event_it_coded(build, record,
     assert f", {threads[0]['events']} events, " in line
 
 
-def test_with_one_writer_many_program_threads_share_it_and_it_codes_all_their_events(record, only_dump):
-    # given cross_free_threads with 8 threads handing 2,000 blocks each to the
-    # next, recorded with a single writer
-    run = record("cross_free_threads", "8", "2000", env={"MEMREC_WRITERS": "1"})
+def record_cross_free(record, only_dump, writers: str):
+    """cross_free_threads with 8 threads handing 2,000 blocks each to the
+    next, recorded with MEMREC_WRITERS=`writers`: the run and its one dump,
+    every block handed across threads (and so across writers) freed after
+    its allocation, nothing left live or unknown."""
+    run = record("cross_free_threads", "8", "2000", env={"MEMREC_WRITERS": writers})
     assert (run.returncode, run.stdout) == (0, "cross_free_threads: 8 threads passed 2000 blocks each, 0 bad\n"), \
         run.describe()
     dump = only_dump(run)
     support.assert_consistent(dump)
+    return run, dump
+
+
+def test_with_one_writer_many_program_threads_share_it_and_it_codes_all_their_events(record, only_dump):
+    # given cross_free_threads recorded with a single writer
+    _, dump = record_cross_free(record, only_dump, "1")
     # then one recorder thread coded every event of the 8
     threads = dump["recorder_threads"]
     assert len(threads) == 1
@@ -48,17 +56,11 @@ def test_with_one_writer_many_program_threads_share_it_and_it_codes_all_their_ev
 
 
 def test_eight_program_threads_are_dealt_to_four_writers_whose_counters_add_up(build, record, only_dump):
-    # given cross_free_threads with 8 threads handing 2,000 blocks each to the
-    # next, recorded with a pool of 4 writers: the main thread goes to the
-    # main writer, the 8 threads in turn to writers 1, 2, 3, 0, 1, 2, 3, 0
-    run = record("cross_free_threads", "8", "2000", env={"MEMREC_WRITERS": "4"})
-    assert (run.returncode, run.stdout) == (0, "cross_free_threads: 8 threads passed 2000 blocks each, 0 bad\n"), \
-        run.describe()
-    dump = only_dump(run)
-    # then every block handed across threads, and so across writers, is
-    # freed after its allocation, and nothing is left live or unknown
-    support.assert_consistent(dump)
-    # and the dump names four recorder threads, each of which coded events
+    # given cross_free_threads recorded with a pool of 4 writers: the main
+    # thread goes to the main writer, the 8 threads in turn to writers 1, 2,
+    # 3, 0, 1, 2, 3, 0 (record_cross_free checks every cross-writer free)
+    run, dump = record_cross_free(record, only_dump, "4")
+    # then the dump names four recorder threads, each of which coded events
     # and spent CPU time, and whose events add up to the dump's
     threads = dump["recorder_threads"]
     assert [t["thread"] for t in threads] == [0, 1, 2, 3]
