@@ -201,6 +201,7 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   bool written;
   if (e.kind == EventKind::kAlloc) {
     written = enc.alloc(static_cast<format::AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+    frame_stacks_ = std::max(frame_stacks_, e.stack + 1);
   } else if (e.kind == EventKind::kFree) {
     written = enc.free(e.time_ns, e.addr);
   } else {
@@ -208,7 +209,6 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   }
   if (!written) return false;  // nothing was written: put_event() flushes and writes it again
   frame_earliest_ns_ = std::min(frame_earliest_ns_, e.time_ns);
-  frame_stacks_ = std::max(frame_stacks_, e.stack + 1);
   if (enc.holds_at_least(kFrameSoftLimit)) flush_frame(false);
   events_ += 1;
   return true;
@@ -259,7 +259,12 @@ void EventCoder::put_event(std::uint64_t tid, const RawEvent& e, const RawTail& 
     // A Realloc's or Mremap's release comes first, at time_ns.
     if (written) {
       frame_earliest_ns_ = std::min(frame_earliest_ns_, e.time_ns);
-      frame_stacks_ = std::max(frame_stacks_, e.stack + 1);
+      // Only these kinds carry a stack: a Free's or Munmap's `stack` is
+      // whatever the slot held before (FramePlacement would wait for an id
+      // nobody defines).
+      const bool has_stack = e.kind == EventKind::kAlloc || e.kind == EventKind::kRealloc ||
+                             e.kind == EventKind::kMmap || e.kind == EventKind::kMremap;
+      if (has_stack) frame_stacks_ = std::max(frame_stacks_, e.stack + 1);
     }
     return written;
   });

@@ -21,6 +21,7 @@
 #include "options.h"
 #include "os.h"
 #include "proc_sampler.h"
+#include "stack_table.h"
 #include "thread_buffer.h"
 #include "thread_state.h"
 #include "writer.h"
@@ -220,6 +221,8 @@ void wake_writer(std::uint32_t w) {
 }
 
 void await_stacks_placed(std::uint32_t end) {
+  // No wait for an id never handed out (nothing would ever define it).
+  end = std::min(end, stack_id_end());
   // Acquire pairs with note_stacks_placed()'s release: nothing to order by
   // it but the decision to place the frame now.
   std::uint32_t placed = g_stacks_placed.load(std::memory_order_acquire);
