@@ -152,8 +152,7 @@ bool DumpFile::setup() {
 }
 
 void DumpFile::fail(std::string_view what, int err) {
-  if (failed_) return;
-  failed_ = true;
+  if (failed_.exchange(true, std::memory_order_relaxed)) return;
   log_line({what, path_, ": ", errno_text(err), "; recording stopped, the program goes on"});
 }
 
@@ -250,11 +249,14 @@ bool DumpFile::open(std::span<std::byte> scratch) {
     fd_ = -1;
     return false;
   }
+  end_.store(w.size(), std::memory_order_relaxed);
   return true;
 }
 
 int DumpFile::reopen(bool high) const {
-  const int fd = guarded_open(path_, O_WRONLY | O_APPEND, 0, high);
+  // Not O_APPEND: frames are placed with pwrite(), which Linux ignores the
+  // offset of on a descriptor opened for appending (pwrite(2), BUGS).
+  const int fd = guarded_open(path_, O_WRONLY, 0, high);
   struct stat st {};
   if (fd >= 0 && (fstat(fd, &st) != 0 || st.st_dev != dev_ || st.st_ino != ino_)) {
     guarded_close(fd);
@@ -265,14 +267,29 @@ int DumpFile::reopen(bool high) const {
 }
 
 // A dump deleted while we write would lose everything silently: say so and
-// stop instead.
+// stop instead. Several writers append at once (FORMAT.md, "Frames of
+// several writers"): each frame's place is reserved by one atomic add, then
+// written whole there; a writer stopped in between leaves zeros the reader
+// skips.
 bool DumpFile::append(const std::byte* data, std::size_t size) {
   struct stat st {};
   if (fstat(fd_, &st) == 0 && st.st_nlink == 0) {
     fail("the dump was deleted: ", ENOENT);
     return false;
   }
-  return write_all(fd_, data, size, "cannot write ");
+  auto at = static_cast<off_t>(end_.fetch_add(size, std::memory_order_relaxed));
+  while (size > 0) {
+    const ssize_t n = ::pwrite(fd_, data, size, at);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write ", errno);
+      return false;
+    }
+    data += n;
+    at += n;
+    size -= static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 void DumpFile::close() {
@@ -281,9 +298,13 @@ void DumpFile::close() {
 }
 
 void DumpFile::reset_after_fork() {
-  std::byte* const cmdline = cmdline_;
-  *this = DumpFile{};
-  cmdline_ = cmdline;
+  fd_ = -1;
+  dev_ = ino_ = 0;
+  opened_ = false;
+  failed_.store(false, std::memory_order_relaxed);
+  end_.store(0, std::memory_order_relaxed);
+  path_[0] = '\0';
+  origin_ = DumpOrigin{};
 }
 
 }  // namespace memrec::preload

@@ -1,6 +1,7 @@
 // The process's dump file: created from the MEMREC_OUTPUT template, its
-// header written once, frames appended. Only the writer (or the thread that
-// finishes a process without one) calls it; it never allocates.
+// header written once, frames appended. Only the writers (or the thread that
+// finishes a process without one) call it; append() from any of them at once,
+// the rest from the main writer. It never allocates.
 //
 // Templates: %p pid, %e the name it was run as (argv[0]'s last element), %t
 // the start time (seconds since the epoch), %n a counter, %% a percent sign.
@@ -8,6 +9,7 @@
 // on, or gets ".N" before its extension.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -38,8 +40,9 @@ class DumpFile {
   // `high`, in the program's table); -1 if the path no longer names it
   // (the directory was renamed, a mount namespace changed).
   int reopen(bool high) const;
-  // Appends one frame; false (and the recording stops) if that failed or
-  // the dump was deleted.
+  // Appends one frame at a place reserved for it alone (any writer thread,
+  // concurrently); false (and the recording stops) if that failed or the
+  // dump was deleted.
   bool append(const std::byte* data, std::size_t size);
   // Reports the first failure with the path and stops writing.
   void fail(std::string_view what, int err);
@@ -49,7 +52,7 @@ class DumpFile {
   int fd() const { return fd_; }
   void set_fd(int fd) { fd_ = fd; }
   bool opened() const { return opened_; }
-  bool failed() const { return failed_; }
+  bool failed() const { return failed_.load(std::memory_order_relaxed); }
   const char* path() const { return path_; }
   DumpOrigin& origin() { return origin_; }
 
@@ -65,7 +68,8 @@ class DumpFile {
   std::uint64_t dev_ = 0;  // the dump's identity, to check the file reopened after a park
   std::uint64_t ino_ = 0;
   bool opened_ = false;
-  bool failed_ = false;
+  std::atomic<bool> failed_{false};    // set by any writer thread; a relaxed flag that stops them all
+  std::atomic<std::uint64_t> end_{0};  // the file's length with every frame reserved so far
   char path_[4096] = {};
   DumpOrigin origin_;
   std::byte* cmdline_ = nullptr;

@@ -21,6 +21,7 @@
 #include "stack_table.h"
 #include "toggle_signal.h"
 #include "writer.h"
+#include "writer_pool.h"
 
 namespace memrec::preload {
 
@@ -74,13 +75,18 @@ void EventCoder::reset_after_fork() {
   std::byte* const raw = raw_;
   std::byte* const columns = columns_;
   std::byte* const ages_mem = ages_mem_;
+  const std::uint32_t writer = writer_;
+  FrameCompressor* const compressor = compressor_;
   *this = EventCoder{};
+  writer_ = writer;
+  compressor_ = compressor;
   raw_ = raw;
   columns_ = columns;
   // The tables must start zero-filled: the parent's entries carry sequence
   // numbers that a new AgeCoder would take for its own.
   ages_mem_ = ages_mem;
   if (ages_mem_ != nullptr) std::memset(ages_mem_, 0, format::AgeCoder::kMemoryBytes);
+  if (writer_ != 0) return;
   for (Toggle& t : g_toggles) t.ready.store(0);
   g_toggle_next.store(0);
 }
@@ -91,10 +97,24 @@ void EventCoder::fail_record_too_large() { g_dump.fail("a record does not fit in
 
 void EventCoder::put_counters() {
   using format::Counter;
-  watch_toggle_signal(now_ns(), /*force=*/true);
   // Read here, at a frame's end, by the writer itself: nothing on the hot
   // path counts the recorder's own cost. None without a writer thread.
-  const std::uint64_t cpu_ns = writer_cpu_ns();
+  const std::uint64_t cpu_ns = recorder_cpu_ns(writer_);
+  if (writer_ != 0) {
+    // A pool writer counts what it did; the process's counts are the main
+    // writer's (FORMAT.md, "Counters"): a reader adds the writers' up.
+    const format::CounterValue own[] = {
+        {Counter::kEvents, events_},
+        {Counter::kFrames, compressor_->frames() + 1},
+        {Counter::kBytesWritten, compressor_->bytes_written()},
+        {Counter::kWriter, writer_},
+        {static_cast<Counter>(format::recorder_cpu_key(writer_)), cpu_ns},
+        {static_cast<Counter>(format::recorder_events_key(writer_)), cpu_ns != 0 ? events_ : 0},
+    };
+    enc_->record([&](format::RecordEncoder& enc) { return enc.counters(std::span(own)); });
+    return;
+  }
+  watch_toggle_signal(now_ns(), /*force=*/true);
   format::CounterValue values[] = {
       {Counter::kEvents, events_},
       {Counter::kMissedReentrant, counter(Counter::kMissedReentrant)},
@@ -107,8 +127,8 @@ void EventCoder::put_counters() {
       {Counter::kTruncatedStacks, counter(Counter::kTruncatedStacks)},
       {Counter::kStackTableFull, counter(Counter::kStackTableFull)},
       {Counter::kBootstrapAllocs, counter(Counter::kBootstrapAllocs)},
-      {Counter::kFrames, g_compressor.frames() + 1},
-      {Counter::kBytesWritten, g_compressor.bytes_written()},
+      {Counter::kFrames, compressor_->frames() + 1},
+      {Counter::kBytesWritten, compressor_->bytes_written()},
       {Counter::kThreads, counter(Counter::kThreads)},
       {Counter::kUnwindFailed, counter(Counter::kUnwindFailed)},
       {Counter::kForeignMalloc, foreign_malloc()},
@@ -130,7 +150,7 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   const std::uint64_t now = now_ns();
   if (g_dump.failed()) return;
   // The frame before first: frames stay in order, and the payload buffer is free again.
-  g_compressor.finish();
+  compressor_->finish();
   if (g_dump.failed()) return;
   if (enc_->size() == 0 && !final_frame && exec_path == nullptr) {
     last_flush_ns_ = now;
@@ -138,7 +158,7 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   }
   // Before compressing: a lazily opened file writes its header through the
   // compressor's buffer.
-  if (!g_dump.open(g_compressor.scratch())) return;
+  if (!g_dump.open(compressor_->scratch())) return;
   put_counters();
   // At or after every stamp handed out, which may run ahead of the clock (order_stamp.h).
   if (final_frame) {
@@ -151,18 +171,22 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   }
   const std::uint64_t fill_ns = now - last_flush_ns_;
   last_flush_ns_ = now;
-  const std::size_t payload_bytes = enc_->finish(g_compressor.payload(), g_compressor.column_ends());
+  const std::size_t payload_bytes = enc_->finish(compressor_->payload(), compressor_->column_ends());
   const std::uint64_t earliest = frame_earliest_ns_;
+  // The main writer's frame defines the stacks below next_stack_; a pool
+  // writer's must be placed after the frame that defines its last one.
+  const FramePlacement placement{writer_ == 0 ? next_stack_ : 0, writer_ == 0 ? 0 : frame_stacks_};
   enc_->begin_frame();
   current_tid_ = 0;
   frame_earliest_ns_ = format::kNoEarliest;
+  frame_stacks_ = 0;
   if (payload_bytes == 0) {
     // Cannot happen: the payload buffer holds the largest frame's columns.
     g_dump.fail("a frame's columns do not fit while writing ", E2BIG);
     return;
   }
-  if (!g_compressor.begin(payload_bytes, earliest, fill_ns)) return;
-  if (final_frame || complete) g_compressor.finish();
+  if (!compressor_->begin(payload_bytes, earliest, fill_ns, placement)) return;
+  if (final_frame || complete) compressor_->finish();
 }
 
 // ---- events -------------------------------------------------------------
@@ -177,6 +201,7 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   bool written;
   if (e.kind == EventKind::kAlloc) {
     written = enc.alloc(static_cast<format::AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+    frame_stacks_ = std::max(frame_stacks_, e.stack + 1);
   } else if (e.kind == EventKind::kFree) {
     written = enc.free(e.time_ns, e.addr);
   } else {
@@ -232,7 +257,15 @@ void EventCoder::put_event(std::uint64_t tid, const RawEvent& e, const RawTail& 
     }
     // Here, not after put(): put() may flush the frame that holds this event.
     // A Realloc's or Mremap's release comes first, at time_ns.
-    if (written) frame_earliest_ns_ = std::min(frame_earliest_ns_, e.time_ns);
+    if (written) {
+      frame_earliest_ns_ = std::min(frame_earliest_ns_, e.time_ns);
+      // Only these kinds carry a stack: a Free's or Munmap's `stack` is
+      // whatever the slot held before (FramePlacement would wait for an id
+      // nobody defines).
+      const bool has_stack = e.kind == EventKind::kAlloc || e.kind == EventKind::kRealloc ||
+                             e.kind == EventKind::kMmap || e.kind == EventKind::kMremap;
+      if (has_stack) frame_stacks_ = std::max(frame_stacks_, e.stack + 1);
+    }
     return written;
   });
   events_ += 1;
@@ -293,7 +326,7 @@ void EventCoder::drain(ThreadBuffer& b, std::uint64_t end) {
     // read before it is handed back.
     if (++drained % kReleaseEvery == 0) {
       b.tail.store(tail, std::memory_order_release);
-      if (drained % kCompressEvery == 0) g_compressor.step();
+      if (drained % kCompressEvery == 0) compressor_->step();
     }
   }
   b.tail.store(end, std::memory_order_release);

@@ -1,8 +1,10 @@
 // The event coder: drains the threads' rings and codes their events, with the
 // stacks, modules and toggles they refer to, into the columns of a frame
 // (memrec/format/column_encoder.h); a full frame goes to the compressor.
-// Writer thread only (or the thread finishing a process without one); it
-// never allocates.
+// One per writer thread (writer_pool.h): the main writer's, g_coder, also
+// writes the definitions and notes; a pool writer's codes the events of its
+// share of the rings. Its writer thread only (or the thread finishing a
+// process without one); it never allocates.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,13 @@ class EventCoder {
   // Maps the column buffers and the age tables, once per process (a fork
   // child keeps them); false if mmap failed.
   bool setup();
+  // Makes this the coder of writer `writer` (0: the main writer), which
+  // compresses its frames with `compressor`.
+  void bind(std::uint32_t writer, FrameCompressor& compressor) {
+    writer_ = writer;
+    compressor_ = &compressor;
+  }
+  std::uint32_t writer() const { return writer_; }
   // Frames are timed from `now` (the recording's start).
   void start(std::uint64_t now) { last_flush_ns_ = now; }
 
@@ -72,6 +81,8 @@ class EventCoder {
   void put_counters();
   [[gnu::cold]] void fail_record_too_large();
 
+  std::uint32_t writer_ = 0;
+  FrameCompressor* compressor_ = &g_compressor;
   std::byte* raw_ = nullptr;       // kRawBytes: where ColumnEncoder encodes a record before splitting it
   std::byte* columns_ = nullptr;   // kColumnCount × kColumnBytes
   std::byte* ages_mem_ = nullptr;  // AgeCoder::kMemoryBytes: its tables
@@ -79,8 +90,9 @@ class EventCoder {
   alignas(format::AgeCoder) unsigned char ages_storage_[sizeof(format::AgeCoder)] = {};
   format::ColumnEncoder* enc_ = nullptr;
   alignas(format::ColumnEncoder) unsigned char enc_storage_[sizeof(format::ColumnEncoder)] = {};
-  std::uint64_t current_tid_ = 0;  // the thread the frame's last Thread record names
-  std::uint32_t next_stack_ = 1;
+  std::uint64_t current_tid_ = 0;   // the thread the frame's last Thread record names
+  std::uint32_t next_stack_ = 1;    // the main writer's: stacks below it are written
+  std::uint32_t frame_stacks_ = 0;  // a pool writer's: one past the highest stack id the frame uses
   std::uint32_t toggles_read_ = 0;
   std::uint64_t events_ = 0;
   std::uint64_t frame_earliest_ns_ = format::kNoEarliest;  // of the frame's heap events so far

@@ -49,6 +49,8 @@ bool use_private_descriptors() {
 
 bool has_private_descriptors() { return t_private_fds; }
 
+void share_private_descriptors(bool shared) { t_private_fds = shared; }
+
 int borrow_program_fd(int fd, int reopen_flags) {
   // A pidfd of the process names its leader, whose table is the program's
   // (unless the leader left with pthread_exit: then nothing is borrowed).

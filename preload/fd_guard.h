@@ -20,6 +20,9 @@ namespace memrec::preload {
 bool use_private_descriptors();
 // Whether the calling thread has its own table.
 bool has_private_descriptors();
+// On a thread the writer started (a pool writer, which shares the writer's
+// table): `shared` is has_private_descriptors() on the writer.
+void share_private_descriptors(bool shared);
 // A private-table thread's copy of the program's current stderr (pidfd_getfd),
 // or -1; the caller closes it.
 int borrow_program_stderr();

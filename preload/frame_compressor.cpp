@@ -16,6 +16,7 @@
 #include "options.h"
 #include "os.h"
 #include "recorder_state.h"
+#include "writer_pool.h"
 
 namespace memrec::preload {
 
@@ -118,7 +119,9 @@ bool FrameCompressor::setup() {
   return true;
 }
 
-bool FrameCompressor::begin(std::size_t payload_bytes, std::uint64_t earliest_ns, std::uint64_t fill_ns) {
+bool FrameCompressor::begin(std::size_t payload_bytes, std::uint64_t earliest_ns, std::uint64_t fill_ns,
+                            FramePlacement placement) {
+  placement_ = placement;
   format::encode_earliest(
       std::span<std::byte, format::kEarliestBytes>(zbuf_ + format::kFrameEnvelopeBytes, format::kEarliestBytes),
       earliest_ns);
@@ -151,7 +154,9 @@ void FrameCompressor::write_compressed() {
   const std::size_t compressed = format::kEarliestBytes + out_;
   format::encode_frame_envelope(std::span<std::byte, format::kFrameEnvelopeBytes>(zbuf_, format::kFrameEnvelopeBytes),
                                 static_cast<std::uint32_t>(compressed), static_cast<std::uint32_t>(in_));
+  if (placement_.needs_below != 0) await_stacks_placed(placement_.needs_below);
   if (!g_dump.append(zbuf_, compressed + format::kFrameEnvelopeBytes)) return;
+  if (placement_.defines_below != 0) note_stacks_placed(placement_.defines_below);
   frames_ += 1;
   bytes_written_ += compressed + format::kFrameEnvelopeBytes;
 }

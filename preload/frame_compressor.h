@@ -1,7 +1,8 @@
 // The frame compressor: a static zstd context (it never allocates, so a final
 // flush can run while another thread is stopped inside malloc), the level
 // MEMREC_ZSTD_LEVEL=auto picks, and a frame compressed a chunk at a time
-// between drains, then appended to the dump. Writer thread only.
+// between drains, then appended to the dump. One per writer thread
+// (g_compressor is the main writer's); its writer thread only.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +37,15 @@ inline constexpr std::size_t kColumnBytes = kFrameSoftLimit + kRawBytes + (64 <<
 // A frame's payload: its layout byte, its directory and its columns.
 inline constexpr std::size_t kPayloadBytes = kColumnBytes + 128;
 
+// Where a frame may go in the file relative to the stacks' definitions
+// (FORMAT.md, "Stack"): the main writer's frames define every stack below
+// `defines_below` (0: none); a pool writer's frame uses stacks below
+// `needs_below`, and is placed only once a frame defining them is written.
+struct FramePlacement {
+  std::uint32_t defines_below = 0;
+  std::uint32_t needs_below = 0;
+};
+
 class FrameCompressor {
  public:
   using ColumnEnds = std::size_t[format::kColumnCount];
@@ -53,7 +63,7 @@ class FrameCompressor {
   // Starts compressing the `payload_bytes` placed in payload(), a frame whose
   // earliest heap event is at `earliest_ns` (format::kNoEarliest: none) and
   // that took `fill_ns` to fill. False (the dump failed) if zstd refused.
-  bool begin(std::size_t payload_bytes, std::uint64_t earliest_ns, std::uint64_t fill_ns);
+  bool begin(std::size_t payload_bytes, std::uint64_t earliest_ns, std::uint64_t fill_ns, FramePlacement placement);
   // Compresses the next chunk, and appends the frame after its last.
   void step();
   // Compresses and appends the rest of the frame.
@@ -79,10 +89,11 @@ class FrameCompressor {
   // The frame being compressed, a chunk at a time: its payload is in
   // `payload_`, its output going to `zbuf_`.
   bool compressing_ = false;
-  std::size_t in_ = 0;             // the frame's payload bytes
-  std::size_t fed_ = 0;            // of which zstd has had
-  ColumnEnds column_ends_ = {};    // where the payload's columns end (0: none)
-  std::size_t out_ = 0;            // compressed bytes so far, after the envelope and the note
+  std::size_t in_ = 0;           // the frame's payload bytes
+  std::size_t fed_ = 0;          // of which zstd has had
+  ColumnEnds column_ends_ = {};  // where the payload's columns end (0: none)
+  std::size_t out_ = 0;          // compressed bytes so far, after the envelope and the note
+  FramePlacement placement_;
   std::uint64_t fill_ns_ = 0;      // how long the frame took to fill
   std::uint64_t compress_ns_ = 0;  // spent compressing it so far
   std::uint64_t waits_seen_ = 0;   // backpressure waits counted when the last frame began

@@ -130,6 +130,14 @@ void read_options() {
       invalid(kEnvOnly.name, "(too long)", "a glob shorter than 256 bytes");
     }
   }
+  if (const char* v = getenv(kEnvWriters.name); v != nullptr && std::string_view(v) != "auto") {
+    std::uint64_t n = 0;
+    if (parse_uint(v, 8, n) && n >= 1) {
+      o.writers = static_cast<std::uint32_t>(n);
+    } else {
+      invalid(kEnvWriters.name, v, "auto or a number from 1 to 8");
+    }
+  }
   g_options = o;
 }
 
@@ -172,6 +180,11 @@ void describe_options(OptionText& out) {
     number(kEnvZstdLevel.header_key, static_cast<std::uint64_t>(g_options.zstd_level));
   }
   text(kEnvOnly.header_key, g_options.only);
+  if (g_options.writers == 0) {
+    text(kEnvWriters.header_key, "auto");
+  } else {
+    number(kEnvWriters.header_key, g_options.writers);
+  }
 }
 
 }  // namespace memrec::preload

@@ -27,6 +27,7 @@ struct Options {
   bool lossy = false;                      // MEMREC_LOSSY
   int zstd_level = 0;                      // MEMREC_ZSTD_LEVEL: 1-19; 0 = auto (auto_level.h)
   char only[256] = "";                     // MEMREC_ONLY: a glob; empty = every process
+  std::uint32_t writers = 0;               // MEMREC_WRITERS: 1-8; 0 = auto (writer_pool.h)
 };
 
 extern Options g_options;
@@ -38,8 +39,8 @@ void read_options();
 // The options as key/value text for the file header. `storage` holds the
 // formatted numbers and must outlive the result.
 struct OptionText {
-  format::OptionPair pairs[10];
-  char storage[10][24];
+  format::OptionPair pairs[11];
+  char storage[11][24];
   std::size_t count = 0;
 };
 void describe_options(OptionText& out);

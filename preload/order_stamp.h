@@ -69,8 +69,14 @@ inline std::uint64_t publish_tick() {
   while (cur < now && !g_stamp.compare_exchange_weak(cur, now, std::memory_order_acq_rel)) {
   }
   const std::uint64_t tick = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
-  // Release pairs with order_stamp()'s acquire load.
-  g_tick_ns.store(tick, std::memory_order_release);
+  // Raised, never lowered: the pool's writers retire threads and tick
+  // concurrently, and a tick stored after a later one would let a lone
+  // thread stamp before a retired thread's last event. Release pairs with
+  // order_stamp()'s acquire load.
+  std::uint64_t published = g_tick_ns.load(std::memory_order_relaxed);
+  while (published < tick &&
+         !g_tick_ns.compare_exchange_weak(published, tick, std::memory_order_release, std::memory_order_relaxed)) {
+  }
   return tick;
 }
 

@@ -52,7 +52,7 @@ bool ProcSampler::names_due(std::uint64_t now) {
   return true;
 }
 
-bool ProcSampler::only_writer_left(std::uint64_t now) {
+bool ProcSampler::only_writer_left(std::uint64_t now, std::uint32_t writers) {
   constexpr std::uint64_t kCheckEveryNs = 50'000'000;
   if (now - last_alone_check_ns_ < kCheckEveryNs) return false;
   last_alone_check_ns_ = now;
@@ -69,7 +69,8 @@ bool ProcSampler::only_writer_left(std::uint64_t now) {
     while (*p == ' ') ++p;
   }
   const long threads = std::strtol(p, nullptr, 10);
-  return threads == 1 || (threads == 2 && state == 'Z');
+  const long ours = writers;
+  return threads == ours || (threads == ours + 1 && state == 'Z');
 }
 
 void ProcSampler::close() {

@@ -20,9 +20,9 @@ class ProcSampler {
   // Whether the once-a-second look at the threads' names is due.
   bool names_due(std::uint64_t now);
   // glibc ends the process with exit(0) when its last thread exits; our
-  // writer keeps that from happening. True when it is the only thread left
-  // (checked at most every 50 ms).
-  bool only_writer_left(std::uint64_t now);
+  // writers keep that from happening. True when the `writers` recorder
+  // threads are the only threads left (checked at most every 50 ms).
+  bool only_writer_left(std::uint64_t now, std::uint32_t writers);
   // Closes the descriptors kept open (the writer ends or parks).
   void close();
   // In a fork child: the parent's descriptors are not ours.

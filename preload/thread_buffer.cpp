@@ -22,7 +22,8 @@
 
 namespace memrec::preload {
 
-std::atomic<ThreadBuffer*> g_buffers{nullptr};
+std::atomic<ThreadBuffer*> g_buffers[kMaxWriters] = {};
+std::atomic<std::uint32_t> g_buffer_lists{1};
 // Each on a cache line of its own: every event reads g_recording_threads and
 // g_tick_ns, and while two or more threads record, writes g_stamp. Sharing
 // its line, the reads missed the cache at every event too.
@@ -79,12 +80,21 @@ void start_ring(ThreadBuffer& buf) {
   buf.head.store(1, std::memory_order_relaxed);
 }
 
+// Threads in the order they attached, to deal them to the lists in turn.
+std::atomic<std::uint32_t> g_attached{0};
+
 void push(ThreadBuffer* buf) {
-  ThreadBuffer* head = g_buffers.load(std::memory_order_relaxed);
+  const std::uint32_t lists = g_buffer_lists.load(std::memory_order_relaxed);
+  // Counted before the lists are known too: the first thread, list 0's, is
+  // then the first dealt (usually the main thread, whose main writer also
+  // has the definitions to write).
+  buf->writer = g_attached.fetch_add(1, std::memory_order_relaxed) % lists;
+  std::atomic<ThreadBuffer*>& list = g_buffers[buf->writer];
+  ThreadBuffer* head = list.load(std::memory_order_relaxed);
   do {
     buf->next.store(head, std::memory_order_relaxed);
     // Release: the writer that finds `buf` sees it fully initialised.
-  } while (!g_buffers.compare_exchange_weak(head, buf, std::memory_order_release, std::memory_order_relaxed));
+  } while (!list.compare_exchange_weak(head, buf, std::memory_order_release, std::memory_order_relaxed));
 }
 
 }  // namespace
@@ -163,7 +173,7 @@ RawEvent* wait_for_space(ThreadBuffer& buf, std::uint64_t n) {
       if (grow) g_grown_slots.fetch_sub(slots, std::memory_order_relaxed);
       return nullptr;
     }
-    wake_writer();
+    wake_writer(buf.writer);
     if (spins < 16) {
       sched_yield();
     } else {
@@ -198,13 +208,16 @@ void mark_thread_exit(ThreadBuffer& buf) {
 
 void reset_buffers_after_fork() {
   ThreadBuffer* self = t_thread.buffer;
-  ThreadBuffer* b = g_buffers.load(std::memory_order_relaxed);
-  while (b != nullptr) {
-    ThreadBuffer* next = b->next.load(std::memory_order_relaxed);
-    if (b != self) unmap_buffer(b);
-    b = next;
+  for (std::atomic<ThreadBuffer*>& list : g_buffers) {
+    ThreadBuffer* b = list.load(std::memory_order_relaxed);
+    while (b != nullptr) {
+      ThreadBuffer* next = b->next.load(std::memory_order_relaxed);
+      if (b != self) unmap_buffer(b);
+      b = next;
+    }
+    list.store(nullptr, std::memory_order_relaxed);
   }
-  g_buffers.store(nullptr, std::memory_order_relaxed);
+  g_attached.store(1, std::memory_order_relaxed);  // the child's own thread is the first dealt
   g_recording_threads.store(self != nullptr ? 1 : 0, std::memory_order_relaxed);
   g_grown_slots.store(self != nullptr ? self->mask.load(std::memory_order_relaxed) + 1 - ThreadBuffer::kFirstSlots : 0,
                       std::memory_order_relaxed);
@@ -222,7 +235,8 @@ void reset_buffers_after_fork() {
     for (StackCacheEntry& c : self->cache) c = StackCacheEntry{};
     start_ring(*self);
     self->next.store(nullptr, std::memory_order_relaxed);
-    g_buffers.store(self, std::memory_order_release);
+    self->writer = 0;
+    g_buffers[0].store(self, std::memory_order_release);
   }
 }
 

@@ -105,6 +105,7 @@ struct ThreadBuffer {
   alignas(64) std::atomic<std::uint64_t> tail{0};
   // Set once, before the buffer is published on the list.
   alignas(64) std::uint64_t tid = 0;
+  std::uint32_t writer = 0;  // the list it is on: g_buffers[writer]
   std::size_t mapped_bytes = 0;
   std::atomic<ThreadBuffer*> next{nullptr};
   // Set by the owner when its TLS is torn down; the writer frees the buffer
@@ -120,8 +121,14 @@ struct ThreadBuffer {
   RingSlot slots[kSlots];
 };
 
-// The list of live buffers, newest first.
-extern std::atomic<ThreadBuffer*> g_buffers;
+// The most writer threads a process has (writer_pool.h), and so the most
+// lists of buffers: one per writer, each drained by one writer at a time.
+inline constexpr std::uint32_t kMaxWriters = 8;
+// The lists of live buffers, newest first.
+extern std::atomic<ThreadBuffer*> g_buffers[kMaxWriters];
+// How many lists attach_thread() deals new threads to, in turn (1 until the
+// constructor sets it: a thread that records before it goes to list 0).
+extern std::atomic<std::uint32_t> g_buffer_lists;
 
 // Maps and publishes the calling thread's buffer and writes its ThreadStart.
 // Returns null (and remembers it) if mmap fails.
@@ -161,7 +168,7 @@ void thread_exit_init();
 // Called when the thread's TLS is torn down (pthread key destructor).
 void mark_thread_exit(ThreadBuffer& buf);
 
-// In a fork child: keep only the calling thread's buffer, emptied.
+// In a fork child: keep only the calling thread's buffer, emptied, on list 0.
 void reset_buffers_after_fork();
 
 // Unmaps a buffer that is no longer on the list.

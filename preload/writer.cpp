@@ -1,7 +1,8 @@
-// The writer thread (see writer.h). One cycle: note the ring heads, write the
-// stacks and modules defined so far, then drain the rings up to those heads.
-// Taking the heads first guarantees that every stack an event uses is written
-// before that event (FORMAT.md, "Stack").
+// The main writer thread (see writer.h). One cycle: note the heads of the
+// rings it drains (those of the lists no pool writer runs for: writer_pool.h),
+// write the stacks and modules defined so far, then drain the rings up to
+// those heads. Taking the heads first guarantees that every stack an event
+// uses is written before that event (FORMAT.md, "Stack").
 #include "writer.h"
 
 #include <fcntl.h>
@@ -32,6 +33,7 @@
 #include "thread_buffer.h"
 #include "thread_state.h"
 #include "toggle_signal.h"
+#include "writer_pool.h"
 
 namespace memrec::preload {
 namespace {
@@ -110,31 +112,11 @@ void write_exec_failure() {
 
 // ---- one cycle ----------------------------------------------------------
 
-// Unlinks and unmaps buffers of threads the kernel no longer knows, once empty.
-void retire_threads() {
-  ThreadBuffer* prev = nullptr;
-  ThreadBuffer* b = g_buffers.load(std::memory_order_acquire);
-  while (b != nullptr) {
-    ThreadBuffer* next = b->next.load(std::memory_order_relaxed);
-    const bool done = b->exited.load(std::memory_order_acquire) && thread_gone(g_dump.origin().pid, b->tid);
-    if (done) {
-      g_coder.drain(*b, b->head.load(std::memory_order_acquire));
-      bool unlinked = true;
-      if (prev != nullptr) {
-        prev->next.store(next, std::memory_order_relaxed);
-      } else {
-        ThreadBuffer* expected = b;
-        // A new thread may have pushed itself in front meanwhile: try next cycle.
-        unlinked = g_buffers.compare_exchange_strong(expected, next, std::memory_order_acq_rel);
-      }
-      if (unlinked) {
-        retire_buffer(b);
-        b = next;
-        continue;
-      }
-    }
-    prev = b;
-    b = next;
+// Calls `fn` with each list of buffers the main writer drains now.
+template <typename Fn>
+void for_own_lists(Fn&& fn) {
+  for (std::uint32_t w = 0; w < kMaxWriters; ++w) {
+    if (!pool_runs(w)) fn(w);
   }
 }
 
@@ -145,11 +127,13 @@ void cycle() {
   const std::uint64_t noted = now_ns();
   g_cycle.gap_ns = noted - g_cycle.noted_ns;
   g_cycle.noted_ns = noted;
-  for (ThreadBuffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr;
-       b = b->next.load(std::memory_order_acquire)) {
-    // Pairs with commit()'s release store: events up to here are complete.
-    b->drain_to = b->head.load(std::memory_order_acquire);
-  }
+  for_own_lists([](std::uint32_t w) {
+    for (ThreadBuffer* b = g_buffers[w].load(std::memory_order_acquire); b != nullptr;
+         b = b->next.load(std::memory_order_acquire)) {
+      // Pairs with commit()'s release store: events up to here are complete.
+      b->drain_to = b->head.load(std::memory_order_acquire);
+    }
+  });
   g_coder.write_stacks();
   g_coder.write_toggles();
   write_exec_failure();
@@ -157,15 +141,19 @@ void cycle() {
   watch_toggle_signal(now);
   const bool poll = g_proc.names_due(now);
   g_coder.begin_cycle();
-  for (ThreadBuffer* b = g_buffers.load(std::memory_order_acquire); b != nullptr;
-       b = b->next.load(std::memory_order_acquire)) {
-    g_coder.drain(*b, b->drain_to);
-    if (poll) g_coder.poll_name(*b);
-  }
+  // Only lists whose heads were noted above: a pool writer that started
+  // since is not the main writer's concern, and none starts during a cycle.
+  for_own_lists([poll](std::uint32_t w) {
+    for (ThreadBuffer* b = g_buffers[w].load(std::memory_order_acquire); b != nullptr;
+         b = b->next.load(std::memory_order_acquire)) {
+      g_coder.drain(*b, b->drain_to);
+      if (poll) g_coder.poll_name(*b);
+    }
+  });
   if (std::uint64_t rss = 0; g_proc.sample_rss(now, rss)) {
     g_coder.put_record([&](format::RecordEncoder& enc) { return enc.rss(now, rss); });
   }
-  retire_threads();
+  for_own_lists([](std::uint32_t w) { retire_threads(g_coder, w, g_dump.origin().pid); });
   g_compressor.step();
   // `now` was read before the drains, which may have ended a full frame
   // since: a frame flushed after it is not overdue. (Without this check the
@@ -178,11 +166,25 @@ void cycle() {
   }
 }
 
+// Places the stacks a pool writer's frame waits for: a frame of the main
+// writer that defines them, written whole now.
+void serve_stacks() {
+  if (!stacks_wanted()) return;
+  g_coder.write_stacks();
+  g_coder.flush_frame(false, /*complete=*/true);
+}
+
+// Before a pool writer takes over a list the main writer drained: what it
+// drained goes to the file first.
+void hand_over() { g_coder.flush_frame(false, /*complete=*/true); }
+
 void finish() {
   control_close();
   cycle();
-  // New events stop here; a second cycle takes what was committed meanwhile.
+  // New events stop here; a second cycle takes what was committed meanwhile,
+  // in every list once the pool writers wrote theirs (the End record is last).
   g_state.store(RecorderState::kFinished, std::memory_order_relaxed);
+  pool_stop_all(serve_stacks);
   cycle();
   g_coder.flush_frame(true);
   g_dump.close();
@@ -221,6 +223,7 @@ void* end_unjoined() {
 void park() {
   control_close();
   g_ticking.store(false, std::memory_order_release);
+  pool_stop_all(serve_stacks);
   cycle();
   g_coder.flush_frame(false, /*complete=*/true);
   g_dump.close();
@@ -251,7 +254,7 @@ void* writer_main(void*) {
   if (const int handover = g_handover_fd.load(std::memory_order_acquire); handover >= 0) {
     // After a park: the dump, from the program's table into ours.
     if (has_private_descriptors()) {
-      g_dump.set_fd(borrow_program_fd(handover, O_WRONLY | O_APPEND));
+      g_dump.set_fd(borrow_program_fd(handover, O_WRONLY));
     } else {
       g_dump.set_fd(g_handover_fd.exchange(-1));  // adopted: guarded in the program's table like the rest
     }
@@ -277,14 +280,19 @@ void* writer_main(void*) {
   g_ticking.store(true, std::memory_order_release);
   for (;;) {
     const std::uint32_t seq = g_wake.load(std::memory_order_acquire);
+    if (!g_dump.failed()) pool_start_needed(hand_over);
     cycle();
-    if (g_dump.failed()) {
+    serve_stacks();
+    if (g_dump.failed() && g_dump.fd() >= 0) {
       g_state.store(RecorderState::kStopped, std::memory_order_relaxed);
+      pool_stop_all([] {});
       g_dump.close();
     }
     if (const std::uint32_t sync = g_sync_requested.load(std::memory_order_acquire); sync != g_sync_done.load()) {
       // Read before the cycle above? No: a request that arrived during it may
-      // miss events committed before it, so run one more cycle first.
+      // miss events committed before it, so run one more cycle first. The
+      // pool writers write theirs first: the Exec record ends the file.
+      pool_stop_all(serve_stacks);
       cycle();
       const char* exec_path = nullptr;
       if (g_exec_requested.load(std::memory_order_acquire)) {
@@ -305,7 +313,7 @@ void* writer_main(void*) {
       park();
       return nullptr;  // joined by writer_park()
     }
-    if (g_proc.only_writer_left(now_ns())) {
+    if (g_proc.only_writer_left(now_ns(), 1 + pool_running())) {
       finish();
       g_finish_done.store(1, std::memory_order_release);
       os::futex_wake_all(g_finish_done);
@@ -356,6 +364,7 @@ bool prepare_launch() {
   origin.start_wall_ns = wall - (mono - origin.start_mono_ns);
   g_coder.start(origin.start_mono_ns);
   g_proc.start(origin.start_mono_ns);
+  pool_configure();
   if (!g_dump.setup() || !g_compressor.setup() || !g_coder.setup()) {
     log_line({"cannot set up the writer's buffers; recording stopped, the program goes on"});
     return false;
@@ -408,7 +417,7 @@ void writer_start_lazily() {
   if (!start_thread(/*eager=*/true)) g_state.store(RecorderState::kStopped);
 }
 
-void wake_writer() {
+void wake_writer() {  // the main writer
   g_wake.fetch_add(1, std::memory_order_release);
   os::futex_wake_all(g_wake);
 }
@@ -510,6 +519,7 @@ void writer_restart_in_child() {
   g_dump.reset_after_fork();
   g_compressor.reset_after_fork();
   g_coder.reset_after_fork();
+  pool_reset_after_fork();
   g_proc.reset_after_fork();
   g_cycle = Cycle{};
   g_wake.store(0);

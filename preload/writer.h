@@ -26,8 +26,11 @@ bool writer_prepare();
 // Whether this process's writer was started (or its dump written without one).
 bool writer_launched();
 
-// HOT-PATH-SAFE. Wakes the writer early (a ring is full).
+// HOT-PATH-SAFE. Wakes the main writer early (a ring is full).
 void wake_writer();
+// HOT-PATH-SAFE. Wakes the writer that drains list `list` (a ring of it is
+// full): a pool writer's, or the main writer (writer_pool.h).
+void wake_writer(std::uint32_t list);
 
 // Drains everything, writes the final counters and End, closes the file.
 // Waits at most `timeout_ns`. Async-signal-safe; idempotent. A process whose
@@ -74,8 +77,8 @@ void writer_put_marker(format::Source source, std::string_view label);
 // The dump's path, as opened.
 const char* writer_dump_path();
 
-// The CPU time of this process's writer threads so far, when called on one
-// (the writer ending a frame); 0 on any other thread, such as one that
+// The CPU time of this process's main writer threads so far, when called on
+// one (the writer ending a frame); 0 on any other thread, such as one that
 // writes the dump of a process that never started its writer.
 std::uint64_t writer_cpu_ns();
 

@@ -58,10 +58,7 @@ class MetaApplier {
     }
   }
   void operator()(const reader::RecordingRecord& r) { d_.recording.push_back(r); }
-  void operator()(const reader::CountersRecord& r) {
-    d_.facts.counters.clear();
-    for (const auto& [key, value] : r.values) d_.facts.counters[key] = value;
-  }
+  void operator()(const reader::CountersRecord& r) { d_.facts.note_counters(r); }
   void operator()(const reader::EndRecord&) { d_.facts.clean_end = true; }
   void operator()(const reader::ExecRecord& r) { d_.facts.note_exec(r); }
   void operator()(const reader::MarkerRecord& r) {

@@ -32,8 +32,7 @@ class CollectingVisitor final : public RecordVisitor {
   void on_recording(const RecordingRecord& r) override { out_.emplace_back(r); }
   void on_counters(const CountersRecord& r) override {
     out_.emplace_back(r);
-    facts_.counters.clear();
-    for (const auto& [key, value] : r.values) facts_.counters[key] = value;
+    facts_.note_counters(r);
   }
   void on_end(const EndRecord& r) override {
     out_.emplace_back(r);
@@ -51,6 +50,24 @@ class CollectingVisitor final : public RecordVisitor {
 };
 
 }  // namespace
+
+void DumpFacts::note_counters(const CountersRecord& r) {
+  constexpr auto kWriterKey = static_cast<std::uint64_t>(format::Counter::kWriter);
+  std::uint64_t writer = 0;
+  std::map<std::uint64_t, std::uint64_t> own;
+  for (const auto& [key, value] : r.values) {
+    if (key == kWriterKey) {
+      writer = value;
+    } else {
+      own[key] = value;
+    }
+  }
+  counters_by_writer[writer] = std::move(own);
+  counters.clear();
+  for (const auto& [w, values] : counters_by_writer) {
+    for (const auto& [key, value] : values) counters[key] += value;
+  }
+}
 
 void Dump::truncate_at_frame(std::size_t i) {
   if (i >= index.frames.size()) return;

@@ -40,7 +40,7 @@ def recording(build, tmp_path_factory) -> bytes:
     run = support.record(build, "threads_pass", tmp_path=tmp_path_factory.mktemp("cut-frames"))
     assert run.returncode == 0 and len(run.dats) == 1, run.describe()
     data = run.dats[0].read_bytes()
-    assert struct.unpack_from("<H", data, 8)[0] == 8
+    assert struct.unpack_from("<H", data, 8)[0] == 9
     assert len(frames(data)) >= 2, "threads_pass wrote one frame: nothing to lay a cut frame between"
     return data
 
@@ -61,12 +61,14 @@ def info(build, tmp_path: Path, data: bytes) -> dict:
 # killed writer's write at a page boundary), inside its tag, and inside its sizes.
 @pytest.mark.parametrize("written", [4096, 2, 7])
 def test_complete_frames_after_an_unfinished_one_are_read(build, memrec_cli, tmp_path, recording, written):
-    # given the recording with a copy of its last frame, written only up to
-    # `written` bytes, laid before that last frame
+    # given the recording with a copy of its largest frame (a pool writer's:
+    # the main writer's last one holds little more than End), written only up
+    # to `written` bytes, laid before its last frame
     head = recording[:header_size(recording)]
     parts = frames(recording)
-    unfinished = parts[-1][:written] + bytes(max(len(parts[-1]) - written, 0))
-    assert len(parts[-1]) > 4096 + 8
+    largest = max(parts, key=len)
+    unfinished = largest[:written] + bytes(max(len(largest) - written, 0))
+    assert len(largest) > 4096 + 8
     cut_at = len(head) + sum(map(len, parts[:-1]))
     data = head + b"".join(parts[:-1]) + unfinished + parts[-1]
     # when memrec info reads it
@@ -93,7 +95,8 @@ def test_an_unfinished_frame_of_a_version_7_file_is_corrupt(build, memrec_cli, t
     head = recording[:header_size(recording)]
     parts = frames(recording)
     cut_at = len(head) + sum(map(len, parts[:-1]))
-    data = bytearray(head + b"".join(parts[:-1]) + parts[-1][:4096] + bytes(len(parts[-1]) - 4096) + parts[-1])
+    largest = max(parts, key=len)
+    data = bytearray(head + b"".join(parts[:-1]) + largest[:4096] + bytes(len(largest) - 4096) + parts[-1])
     data[8:10] = struct.pack("<H", 7)
     # when memrec info reads it, then it names the file and the frame's offset, exit 2
     run = memrec(build, ["info"], tmp_path, bytes(data))

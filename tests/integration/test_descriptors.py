@@ -69,7 +69,8 @@ def _descriptors_made_on_program_threads(log):
     """The descriptors made (syscall and path) on the program's threads once
     the program has started one, in an `strace -f` log. The recorder's writer
     thread (the one that gave itself a table of its own with
-    close_range(CLOSE_RANGE_UNSHARE)) is not a program thread."""
+    close_range(CLOSE_RANGE_UNSHARE)) is not a program thread, nor are the
+    pool writers it starts, which share that table."""
     lines = log.read_text().splitlines()
     # On a busy machine strace splits the call: "close_range(…, CLOSE_RANGE_UNSHARE
     # <unfinished ...>", then "<... close_range resumed>) = 0" on its own line.
@@ -90,6 +91,10 @@ def _descriptors_made_on_program_threads(log):
             continue
         if resumed:
             rest = pending.pop(tid, "") + rest
+        # A thread the writer starts (a pool writer) shares the writer's own
+        # table: a recorder thread too.
+        if name in ("clone", "clone3") and result is not None and tid in writers and int(result) > 0:
+            writers.add(result)
         if name in ("clone", "clone3") and result is not None and result not in writers and int(result) > 0:
             started = True
         if started and tid not in writers and name in _MAKES_FD and result is not None and int(result) >= 0:

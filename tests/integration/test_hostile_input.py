@@ -171,7 +171,7 @@ NOT_DUMPS: dict[str, tuple[Callable[[], bytes], tuple[str, ...]]] = {
                                ("corrupt file header",)),
     "body length 4 GiB": (lambda: b"MEMRECDT" + struct.pack("<HHI", 1, 0, 0xFFFFFFFF), ("corrupt file header",)),
     "version 0": (lambda: header(version=0) + frame(THREAD + END), ("corrupt file header",)),
-    "newer version": (lambda: header(version=9) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
+    "newer version": (lambda: header(version=10) + frame(THREAD + END), ("newer than this memrec", "upgrade")),
     "version 65535": (lambda: header(version=0xFFFF), ("newer than this memrec",)),
     "body varint runs off": (lambda: header(body=b"\xff\xff"), ("corrupt file header",)),
     "option count over the body": (lambda: header(body=varint(1) * 5 + string(b"") * 2 + varint(1 << 40)),
@@ -190,8 +190,8 @@ def test_a_file_that_is_not_a_dump_is_named_and_exits_2(build, memrec_cli, tmp_p
 
 @pytest.mark.parametrize("reader", READERS)
 def test_a_newer_version_of_a_real_dump_asks_to_upgrade(build, memrec_cli, tmp_path, reader, real_dump):
-    newer = real_dump[:8] + struct.pack("<H", 9) + real_dump[10:]
-    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v9 is newer", "upgrade")
+    newer = real_dump[:8] + struct.pack("<H", 10) + real_dump[10:]
+    assert_rejected(read_as(build, reader, tmp_path, newer), "hostile.dat", "format v10 is newer", "upgrade")
 
 
 @pytest.mark.parametrize("reader", READERS)

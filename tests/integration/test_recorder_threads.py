@@ -31,19 +31,49 @@ def test_the_writer_reports_its_cpu_time_and_every_event_it_coded(build, record,
     assert f", {threads[0]['events']} events, " in line
 
 
-def test_many_program_threads_share_one_writer_that_codes_all_their_events(record, only_dump):
-    # given cross_free_threads with 8 threads handing 2,000 blocks each to the next
-    run = record("cross_free_threads", "8", "2000")
+def record_cross_free(record, only_dump, writers: str):
+    """cross_free_threads with 8 threads handing 2,000 blocks each to the
+    next, recorded with MEMREC_WRITERS=`writers`: the run and its one dump,
+    every block handed across threads (and so across writers) freed after
+    its allocation, nothing left live or unknown."""
+    run = record("cross_free_threads", "8", "2000", env={"MEMREC_WRITERS": writers})
     assert (run.returncode, run.stdout) == (0, "cross_free_threads: 8 threads passed 2000 blocks each, 0 bad\n"), \
         run.describe()
     dump = only_dump(run)
     support.assert_consistent(dump)
+    return run, dump
+
+
+def test_with_one_writer_many_program_threads_share_it_and_it_codes_all_their_events(record, only_dump):
+    # given cross_free_threads recorded with a single writer
+    _, dump = record_cross_free(record, only_dump, "1")
     # then one recorder thread coded every event of the 8
     threads = dump["recorder_threads"]
     assert len(threads) == 1
     assert threads[0]["events"] == dump["counters"]["events"]
     assert dump["counts"]["alloc"] >= 8 * 2000
     assert threads[0]["cpu_ns"] > 0
+
+
+def test_eight_program_threads_are_dealt_to_four_writers_whose_counters_add_up(build, record, only_dump):
+    # given cross_free_threads recorded with a pool of 4 writers: the main
+    # thread goes to the main writer, the 8 threads in turn to writers 1, 2,
+    # 3, 0, 1, 2, 3, 0 (record_cross_free checks every cross-writer free)
+    run, dump = record_cross_free(record, only_dump, "4")
+    # then the dump names four recorder threads, each of which coded events
+    # and spent CPU time, and whose events add up to the dump's
+    threads = dump["recorder_threads"]
+    assert [t["thread"] for t in threads] == [0, 1, 2, 3]
+    assert sum(t["events"] for t in threads) == dump["counters"]["events"]
+    for t in threads:
+        assert t["cpu_ns"] > 0, threads
+        # two program threads each, every one allocating and freeing 2,000 blocks or more
+        assert t["events"] >= 2 * 2 * 2000, threads
+    # and `memrec info` lists each of them
+    text = support.memrec_raw(build, ["info", str(run.dats[0])])
+    assert text.returncode == 0, text.describe()
+    assert [ln.split(":")[0] for ln in text.stdout.splitlines() if ln.startswith("  recorder  thread ")] == \
+        [f"  recorder  thread {i}" for i in range(4)]
 
 
 def test_a_process_that_never_started_its_writer_names_no_recorder_thread(record, only_dump):

@@ -81,7 +81,7 @@ TEST_SUITE("analyzer/info_report") {
     const DumpBuilder b = leaky_dump(true);
     const json j = info_of(b.bytes());
     CHECK(j["file"] == "leaky.dat");
-    CHECK(j["format_version"] == 8);
+    CHECK(j["format_version"] == 9);
     CHECK(j["markers"] == json::array());
     CHECK(j["file_bytes"] == b.bytes().size());
     CHECK(j["frames"] == 2);
@@ -250,7 +250,8 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(counter_name(16) == "foreign_malloc");
     CHECK(counter_name(18) == "toggle_chained");
     CHECK(counter_name(19) == "markers_lost");
-    CHECK(counter_name(20) == "unknown_20");
+    CHECK(counter_name(20) == "writer");
+    CHECK(counter_name(21) == "unknown_21");
     CHECK(counter_name(128) == "recorder_thread_0_cpu_ns");
     CHECK(counter_name(131) == "recorder_thread_1_events");
     CHECK(counter_name(255) == "recorder_thread_63_events");

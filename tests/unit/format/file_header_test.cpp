@@ -45,7 +45,7 @@ TEST_SUITE("format/file_header") {
   TEST_CASE("starts with the magic, the version and the body length") {
     const auto file = encode_header(sample_header());
     CHECK(std::memcmp(file.data(), "MEMRECDT", 8) == 0);
-    CHECK(file[8] == std::byte{8});
+    CHECK(file[8] == std::byte{9});
     CHECK(file[9] == std::byte{0});
     const auto body = static_cast<std::size_t>(file[12]) | static_cast<std::size_t>(file[13]) << 8;
     CHECK(body + 16 == file.size());
@@ -97,11 +97,11 @@ TEST_SUITE("format/file_header") {
     CHECK(magic.error().message == "a.dat: not a memrec dump (bad magic)");
 
     auto newer = file;
-    newer[8] = std::byte{9};
+    newer[8] = std::byte{10};
     const auto version = reader::parse_file_header(newer, "b.dat");
     REQUIRE_FALSE(version.ok());
     CHECK(version.error().code == ErrorCode::kVersion);
-    CHECK(version.error().message.find("b.dat: format v9 is newer than this memrec (v8)") == 0);
+    CHECK(version.error().message.find("b.dat: format v10 is newer than this memrec (v9)") == 0);
 
     const auto cut = reader::parse_file_header(std::span(file).first(20), "c.dat");
     REQUIRE_FALSE(cut.ok());

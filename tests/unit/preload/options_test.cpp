@@ -14,7 +14,7 @@ namespace {
 void clear_env() {
   for (const char* name :
        {"MEMREC_OUTPUT", "MEMREC_START_DISABLED", "MEMREC_SIGNAL", "MEMREC_MAX_DEPTH", "MEMREC_FOLLOW_EXEC",
-        "MEMREC_RSS_INTERVAL_MS", "MEMREC_FLUSH_INTERVAL_MS", "MEMREC_LOSSY", "MEMREC_ZSTD_LEVEL"}) {
+        "MEMREC_RSS_INTERVAL_MS", "MEMREC_FLUSH_INTERVAL_MS", "MEMREC_LOSSY", "MEMREC_ZSTD_LEVEL", "MEMREC_WRITERS"}) {
     unsetenv(name);
   }
 }
@@ -49,6 +49,25 @@ TEST_SUITE("preload/options") {
     setenv("MEMREC_SIGNAL", "none", 1);
     read_options();
     CHECK(g_options.toggle_signal == 0);
+    clear_env();
+  }
+
+  TEST_CASE("the writers are auto unless a count from 1 to 8 is given") {
+    // given no MEMREC_WRITERS, then auto (0)
+    clear_env();
+    read_options();
+    CHECK(g_options.writers == 0);
+    // given a count in range, then that count
+    setenv("MEMREC_WRITERS", "3", 1);
+    read_options();
+    CHECK(g_options.writers == 3);
+    // given auto, 0 or a count past 8, then auto
+    for (const char* v : {"auto", "0", "9"}) {
+      CAPTURE(v);
+      setenv("MEMREC_WRITERS", v, 1);
+      read_options();
+      CHECK(g_options.writers == 0);
+    }
     clear_env();
   }
 
@@ -100,7 +119,7 @@ TEST_SUITE("preload/options") {
     read_options();
     OptionText text;
     describe_options(text);
-    REQUIRE(text.count == 10);
+    REQUIRE(text.count == 11);
     bool found = false;
     for (std::size_t i = 0; i < text.count; ++i) {
       if (text.pairs[i].key == "max_depth") found = text.pairs[i].value == "64";

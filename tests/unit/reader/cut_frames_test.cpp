@@ -61,8 +61,8 @@ bool looks_unwritten(std::size_t from, std::size_t end) { return end - from >= 8
 }  // namespace
 
 TEST_SUITE("reader/cut_frames") {
-  TEST_CASE("the recorder writes version 8, whose readers skip frames a writer left unfinished") {
-    CHECK(format::kFormatVersion == kSeveralWritersVersion);
+  TEST_CASE("the recorder writes a version whose readers skip frames a writer left unfinished") {
+    CHECK(format::kFormatVersion >= kSeveralWritersVersion);
   }
 
   TEST_CASE("a middle frame cut anywhere it can be told from data is skipped, the frames after it read") {

@@ -81,6 +81,48 @@ TEST_SUITE("reader/dump_reader") {
     }
   }
 
+  TEST_CASE("each writer's last counters replace only its own, and the dump's are their sum") {
+    // given frames of the main writer and two pool writers, interleaved, each
+    // writer's later Counters record counting on from its earlier one
+    using format::Counter;
+    DumpBuilder b;
+    b.frame([](format::RecordEncoder& e) {
+      const format::CounterValue c[] = {{Counter::kEvents, 10}, {Counter::kFrames, 1}, {Counter::kStacks, 5}};
+      e.counters(c);
+    });
+    b.frame([](format::RecordEncoder& e) {
+      const format::CounterValue c[] = {{Counter::kEvents, 100}, {Counter::kFrames, 1}, {Counter::kWriter, 1}};
+      e.counters(c);
+    });
+    b.frame([](format::RecordEncoder& e) {
+      const format::CounterValue c[] = {{Counter::kEvents, 200},
+                                        {Counter::kFrames, 1},
+                                        {Counter::kWriter, 2},
+                                        {static_cast<Counter>(132), 7000},
+                                        {static_cast<Counter>(133), 200}};
+      e.counters(c);
+    });
+    b.frame([](format::RecordEncoder& e) {
+      const format::CounterValue c[] = {{Counter::kEvents, 150}, {Counter::kFrames, 2}, {Counter::kWriter, 1}};
+      e.counters(c);
+    });
+    b.frame([](format::RecordEncoder& e) {
+      const format::CounterValue c[] = {{Counter::kEvents, 20}, {Counter::kFrames, 2}, {Counter::kStacks, 6}};
+      e.counters(c);
+      e.end(2'000'000);
+    });
+    // when it is read
+    const auto all = read_file(b.bytes());
+    REQUIRE(all.ok());
+    // then events and frames add up over the writers' last records, the main
+    // writer's own counts stay, writer 2's thread keys are kept, and the key
+    // naming a writer is not a counter
+    CHECK(all->facts.counters == std::map<std::uint64_t, std::uint64_t>{
+                                     {1, 20 + 150 + 200}, {8, 6}, {12, 2 + 2 + 1}, {132, 7000}, {133, 200}});
+    CHECK(all->facts.counters_by_writer.size() == 3);
+    CHECK(all->facts.counters_by_writer.at(1).at(1) == 150);
+  }
+
   TEST_CASE("a file cut at every byte offset reads the frames complete before the cut") {
     const DumpBuilder b = small_complete_dump();
     const auto& full = b.bytes();
@@ -271,11 +313,11 @@ TEST_SUITE("reader/dump_reader") {
     CHECK(foreign.error().message.find(": not a memrec dump (bad magic)") != std::string::npos);
 
     auto newer = b.bytes();
-    newer[8] = std::byte{9};
+    newer[8] = std::byte{10};
     const auto version = read_file(newer);
     REQUIRE_FALSE(version.ok());
     CHECK(version.error().code == ErrorCode::kVersion);
-    CHECK(version.error().message.find(": format v9 is newer than this memrec (v8)") != std::string::npos);
+    CHECK(version.error().message.find(": format v10 is newer than this memrec (v9)") != std::string::npos);
 
     const auto empty = read_file({});
     REQUIRE_FALSE(empty.ok());

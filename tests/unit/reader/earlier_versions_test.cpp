@@ -80,48 +80,64 @@ std::size_t live_of_size(const Replay& r, std::uint64_t size) {
       std::count_if(r.live.begin(), r.live.end(), [&](const auto& block) { return block.second == size; }));
 }
 
+// leak_three's dump, recorded by the version `version` recorder: exactly
+// 3 x 4242 bytes stay live, and each of churn()'s 100 sizes was allocated
+// once and freed.
+void check_leak_three(std::uint16_t version) {
+  const auto dump = read_all(fixture("v" + std::to_string(version) + "_leak_three.dat"));
+  REQUIRE(dump.ok());
+  CHECK(dump->header.version == version);
+  CHECK(dump->facts.clean_end);
+  CHECK_FALSE(dump->facts.truncated_at.has_value());
+  CHECK(dump->facts.cut.empty());
+  const Replay r = replay(*dump);
+  CHECK(r.allocations.at(4242) == 3);
+  CHECK(live_of_size(r, 4242) == 3);
+  for (std::uint64_t i = 0; i < 100; ++i) {
+    CAPTURE(i);
+    CHECK(r.allocations.at(i * 37 + 1) == 1);
+    CHECK(live_of_size(r, i * 37 + 1) == 0);
+  }
+  CHECK(r.frees_of_unknown == 0);
+  // one writer: its Counters are the dump's
+  CHECK(dump->facts.counters_by_writer.size() == 1);
+}
+
+// threads_pass's dump (4 threads handing 20,000 blocks each to the next),
+// recorded by the version `version` recorder, whose stamps come from the
+// shared counter: produce()'s 80,000 blocks (16 + (seq % 61) * 8 bytes)
+// were all allocated and none is left live, so every free sorts after its
+// allocation.
+void check_threads_pass(std::uint16_t version) {
+  const auto dump = read_all(fixture("v" + std::to_string(version) + "_threads_pass.dat"));
+  REQUIRE(dump.ok());
+  CHECK(dump->header.version == version);
+  CHECK(dump->facts.clean_end);
+  std::size_t threads = 0;
+  for (const Record& rec : dump->records) threads += std::holds_alternative<ThreadStartRecord>(rec) ? 1 : 0;
+  CHECK(threads == 5);
+  const Replay r = replay(*dump);
+  std::size_t produced = 0;
+  for (std::uint64_t k = 0; k < 61; ++k) produced += r.allocations.count(16 + k * 8) ? r.allocations.at(16 + k * 8) : 0;
+  CHECK(produced == 80'000);
+  for (std::uint64_t k = 0; k < 61; ++k) CHECK(live_of_size(r, 16 + k * 8) == 0);
+  CHECK(r.frees_of_unknown == 0);
+}
+
 }  // namespace
 
 TEST_SUITE("reader/earlier_versions") {
-  TEST_CASE("version 7: leak_three's dump holds its three leaked blocks and its freed churn") {
-    // given leak_three recorded by the version 7 recorder
-    const auto dump = read_all(fixture("v7_leak_three.dat"));
-    REQUIRE(dump.ok());
-    CHECK(dump->header.version == 7);
-    CHECK(dump->facts.clean_end);
-    CHECK_FALSE(dump->facts.truncated_at.has_value());
-    CHECK(dump->facts.cut.empty());
-    // then exactly 3 x 4242 bytes stay live, and each of churn()'s 100 sizes
-    // was allocated once and freed
-    const Replay r = replay(*dump);
-    CHECK(r.allocations.at(4242) == 3);
-    CHECK(live_of_size(r, 4242) == 3);
-    for (std::uint64_t i = 0; i < 100; ++i) {
-      CAPTURE(i);
-      CHECK(r.allocations.at(i * 37 + 1) == 1);
-      CHECK(live_of_size(r, i * 37 + 1) == 0);
-    }
-    CHECK(r.frees_of_unknown == 0);
-  }
+  TEST_CASE("version 7: leak_three's dump holds its three leaked blocks and its freed churn") { check_leak_three(7); }
 
   TEST_CASE("version 7: threads_pass's 80,000 cross-thread frees order after their allocations") {
-    // given threads_pass (4 threads handing 20,000 blocks each to the next)
-    // recorded by the version 7 recorder, whose stamps come from the shared counter
-    const auto dump = read_all(fixture("v7_threads_pass.dat"));
-    REQUIRE(dump.ok());
-    CHECK(dump->header.version == 7);
-    CHECK(dump->facts.clean_end);
-    std::size_t threads = 0;
-    for (const Record& rec : dump->records) threads += std::holds_alternative<ThreadStartRecord>(rec) ? 1 : 0;
-    CHECK(threads == 5);
-    // then produce()'s 80,000 blocks (16 + (seq % 61) * 8 bytes) were all
-    // allocated and none is left live: every free sorts after its allocation
-    const Replay r = replay(*dump);
-    std::size_t produced = 0;
-    for (std::uint64_t k = 0; k < 61; ++k)
-      produced += r.allocations.count(16 + k * 8) ? r.allocations.at(16 + k * 8) : 0;
-    CHECK(produced == 80'000);
-    for (std::uint64_t k = 0; k < 61; ++k) CHECK(live_of_size(r, 16 + k * 8) == 0);
-    CHECK(r.frees_of_unknown == 0);
+    check_threads_pass(7);
+  }
+
+  TEST_CASE("version 8 (one writer): leak_three's dump holds its three leaked blocks and its freed churn") {
+    check_leak_three(8);
+  }
+
+  TEST_CASE("version 8 (one writer): threads_pass's 80,000 cross-thread frees order after their allocations") {
+    check_threads_pass(8);
   }
 }

@@ -64,9 +64,15 @@ inline constexpr EnvironmentVariable kEnvOnly{
     "thread and writes no dump, but keeps the preload and these variables for its children, which are matched in "
     "turn when they exec. Empty (the default) records every process. `memrec run` sets it from --only."};
 
+inline constexpr EnvironmentVariable kEnvWriters{
+    "MEMREC_WRITERS", "auto", "writers",
+    "How many writer threads code and compress a process's events: auto, or 1-8. Each recording thread's events go "
+    "to one of them, given in turn as threads start; auto is the number of CPUs less one, at least 4 and at most "
+    "8, and a writer starts only once a thread is given to it, so a single-threaded program keeps one."};
+
 inline constexpr EnvironmentVariable kEnvironment[] = {
-    kEnvOutput,        kEnvStartDisabled,   kEnvSignal, kEnvMaxDepth,  kEnvFollowExec,
-    kEnvRssIntervalMs, kEnvFlushIntervalMs, kEnvLossy,  kEnvZstdLevel, kEnvOnly,
+    kEnvOutput,          kEnvStartDisabled, kEnvSignal,    kEnvMaxDepth, kEnvFollowExec, kEnvRssIntervalMs,
+    kEnvFlushIntervalMs, kEnvLossy,         kEnvZstdLevel, kEnvOnly,     kEnvWriters,
 };
 
 }  // namespace memrec::preload

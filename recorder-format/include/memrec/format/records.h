@@ -10,7 +10,7 @@
 namespace memrec::format {
 
 inline constexpr std::array<char, 8> kFileMagic = {'M', 'E', 'M', 'R', 'E', 'C', 'D', 'T'};
-inline constexpr std::uint16_t kFormatVersion = 8;
+inline constexpr std::uint16_t kFormatVersion = 9;
 inline constexpr std::size_t kFileHeaderPrefixBytes = 16;  // magic, version, reserved, body length
 
 // Every frame starts with "MRFZ", then u32 LE compressed and decompressed sizes.
@@ -123,6 +123,7 @@ enum class Counter : std::uint8_t {
   kToggleTakenNs = 17,  // when the recorder found its toggle signal's handler replaced by the program's
   kToggleChained = 18,  // toggle signals that reached the recorder through the program's handler
   kMarkersLost = 19,    // memrec_mark() calls not recorded: made inside a hook (a signal handler), or no ring
+  kWriter = 20,         // the writer thread whose counts these are (version 9); absent: 0, the main writer
 };
 
 }  // namespace memrec::format

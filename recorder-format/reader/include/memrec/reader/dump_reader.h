@@ -51,9 +51,13 @@ struct DumpFacts {
   std::uint64_t file_bytes = 0;
   std::uint64_t frames = 0;  // complete frames that decoded
   std::optional<std::uint64_t> truncated_at;
-  std::vector<CutFrame> cut;                        // frames skipped before complete ones (FrameIndex::cut)
-  bool clean_end = false;                           // an End record was seen
-  std::map<std::uint64_t, std::uint64_t> counters;  // the last Counters record, by key
+  std::vector<CutFrame> cut;  // frames skipped before complete ones (FrameIndex::cut)
+  bool clean_end = false;     // an End record was seen
+  // The recorder's counters by key: the sum over its writer threads of each
+  // one's last Counters record (FORMAT.md, "Counters"; the key naming the
+  // writer left out).
+  std::map<std::uint64_t, std::uint64_t> counters;
+  std::map<std::uint64_t, std::map<std::uint64_t, std::uint64_t>> counters_by_writer;
   // What the last Exec record said the process was about to exec; reset by
   // one that says the exec failed (FORMAT.md, "Exec").
   std::optional<std::string> exec_path;
@@ -64,6 +68,9 @@ struct DumpFacts {
   bool ended_by_exec() const { return !clean_end && !truncated_at && exec_path.has_value(); }
   // Every frame read and the process's end recorded, by End or by exec.
   bool ended() const { return (clean_end && !truncated_at) || ended_by_exec(); }
+
+  // A Counters record replaces its writer's earlier one.
+  void note_counters(const CountersRecord& r);
 
   void note_exec(const ExecRecord& r) {
     if (r.error == 0) {
