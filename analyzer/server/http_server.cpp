@@ -7,6 +7,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <exception>
 #include <optional>
@@ -136,6 +137,27 @@ void dump_route(httplib::Server& svr, const ViewData& data, const std::string& n
 // taking them in, and gives up waiting a poll's worth of slack after the
 // seconds (a service that makes no event moves no edge; its window then
 // holds what came).
+// Each waiting request holds one of the server's worker threads (cpp-httplib
+// has about 8); beyond this many waits the page itself would stall.
+constexpr int kMaxPprofWaits = 4;
+
+// Counts the requests waiting on a live window while it lives.
+class PprofWaitSlot {
+ public:
+  PprofWaitSlot() : taken_(waiting().fetch_add(1) < kMaxPprofWaits) {}
+  ~PprofWaitSlot() { waiting().fetch_sub(1); }
+  PprofWaitSlot(const PprofWaitSlot&) = delete;
+  PprofWaitSlot& operator=(const PprofWaitSlot&) = delete;
+  bool taken() const { return taken_; }
+
+ private:
+  static std::atomic<int>& waiting() {
+    static std::atomic<int> count{0};
+    return count;
+  }
+  bool taken_;
+};
+
 void send_pprof(const ViewData& data, PprofProfile profile, const ParamFn& params, httplib::Response& res) {
   const auto locked = [&data] {
     std::shared_lock<std::shared_mutex> lock;
@@ -152,7 +174,17 @@ void send_pprof(const ViewData& data, PprofProfile profile, const ParamFn& param
     }
     live = std::get<std::optional<PprofLiveWindow>>(window);
   }
+  std::optional<PprofWaitSlot> slot;
   if (live) {
+    slot.emplace();
+    if (!slot->taken()) {
+      res.set_header("Retry-After", "5");
+      send_error(res, 503,
+                 "Already " + std::to_string(kMaxPprofWaits) +
+                     " requests wait for a live dump's next seconds; try again when one is answered, or ask for a "
+                     "past window with ?at=T.");
+      return;
+    }
     constexpr auto kSlack = std::chrono::seconds(10);
     const auto deadline =
         std::chrono::steady_clock::now() + std::chrono::nanoseconds(live->to_ns - live->from_ns) + kSlack;

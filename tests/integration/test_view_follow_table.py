@@ -6,8 +6,10 @@ growth_service, and every range answered while it ran is the finished
 dump's, answer for answer."""
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import gzip
+import http.client
 import signal
 
 import memrec_support as support
@@ -174,3 +176,36 @@ def test_seconds_beyond_the_wait_cap_on_a_live_dump_is_refused(build, tmp_path):
         # then the request is refused at once with the cap and what to do
         assert code == 400, body
         assert "at most 60 s" in body.decode() and "?at=T" in body.decode(), body
+
+
+def get_slowly(view, path):
+    """GET with room for a ?seconds wait: (status, headers, body)."""
+    conn = http.client.HTTPConnection(view.host, view.port, timeout=120)
+    try:
+        conn.request("GET", path)
+        response = conn.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        conn.close()
+
+
+def test_waits_on_a_live_dump_are_capped_so_the_page_keeps_its_workers(build, tmp_path):
+    with followed_growth_service(build, tmp_path) as (service, view):
+        live = wait_for(view, lambda ds: [d for d in ds if d["state"] == "live"], "a live dump")[0]
+        # when five requests ask for the next 8 s of a live dump at once
+        path = f"/debug/pprof/allocs?seconds=8&dump={live['id']}"
+        with concurrent.futures.ThreadPoolExecutor(max_workers=5) as pool:
+            asked = [pool.submit(get_slowly, view, path) for _ in range(5)]
+            # then one of them is refused at once with a sentence and a Retry-After,
+            # while the page's own requests are still answered
+            refused = next(concurrent.futures.as_completed(asked)).result()
+            assert refused[0] == 503, refused
+            assert refused[1].get("Retry-After") == "5", refused[1]
+            assert "Already 4 requests wait" in refused[2].decode() and "?at=T" in refused[2].decode(), refused[2]
+            assert any(not a.done() for a in asked), "the other four wait"
+            assert view.json("/api/dumps")["dumps"], "the page's requests are still answered"
+            # and the four others are answered
+            assert sorted(a.result()[0] for a in asked) == [200, 200, 200, 200, 503]
+        # and once they are answered a wait is taken again
+        code, _, body = get_slowly(view, f"/debug/pprof/allocs?seconds=1&dump={live['id']}")
+        assert code == 200, body[:300]
