@@ -33,10 +33,12 @@ void FollowedReport::finish() {
   if (follower_ != nullptr) follower_->finish();
 }
 
-HeapReport FollowedReport::report(Symbolizer& symbolizer) const {
+HeapReport FollowedReport::report(Symbolizer& symbolizer) {
   StackReplay replay = *replay_;
   replay.finish();
-  HeapReport r = assemble_heap_report(follower_->stats(), RelativeWindow{}, replay, symbolizer);
+  StreamedDump stats = follower_->stats();
+  const CallSites& sites = sites_.update(stats.dump, replay.columns(), symbolizer);
+  HeapReport r = assemble_heap_report(std::move(stats), RelativeWindow{}, replay, symbolizer, nullptr, &sites);
   r.dump.stacks.clear();
   return r;
 }

@@ -71,13 +71,13 @@ std::vector<std::size_t> LiveDumps::poll() {
   return changed;
 }
 
-ViewDump LiveDumps::snapshot(std::size_t i, Symbolizer& symbolizer) const {
-  const Followed& d = *dumps_[i];
+ViewDump LiveDumps::snapshot(std::size_t i, Symbolizer& symbolizer) {
+  Followed& d = *dumps_[i];
   ViewDump view;
   view.report = d.report.report(symbolizer);
   view.early_timeline = d.report.timeline();
   view.slot->fail("a followed dump has no allocation table yet: ranges, instants and the allocation list need one");
-  index_site_labels(view);
+  view.site_label = d.report.sites().labels();
   set_whole_run(view);
   return view;
 }

@@ -38,8 +38,9 @@ class LiveDumps {
   const std::string& error(std::size_t i) const { return dumps_[i]->error; }
   // Dump i as read so far, for the API: its report, its whole run's figures
   // and timeline. Ranges, instants and allocations need the allocation
-  // table, which a followed dump does not build: its slot says so.
-  ViewDump snapshot(std::size_t i, Symbolizer& symbolizer) const;
+  // table, which a followed dump does not build: its slot says so. Its
+  // call sites keep their ids from one snapshot to the next.
+  ViewDump snapshot(std::size_t i, Symbolizer& symbolizer);
 
  private:
   struct Followed {
