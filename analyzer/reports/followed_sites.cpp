@@ -137,15 +137,7 @@ const CallSites& FollowedSites::update(const LoadedDump& dump, const StackColumn
     site.stack_ids = 0;
   }
   for (const auto& [s, i] : placed_) {
-    if (s >= columns.size() || !has_figure(columns, s)) continue;
-    CallSite& site = out_.sites[i];
-    site.allocations += columns.allocations[s];
-    site.allocated_bytes += columns.allocated_bytes[s];
-    site.temporary += columns.temporary[s];
-    site.leaked_bytes += columns.leaked_bytes[s];
-    site.leaked_count += columns.leaked_count[s];
-    site.peak_bytes += columns.peak_bytes[s];
-    ++site.stack_ids;
+    if (s < columns.size() && has_figure(columns, s)) add_stack_figures(out_.sites[i], columns, s);
   }
   return out_;
 }

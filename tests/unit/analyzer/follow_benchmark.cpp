@@ -61,7 +61,7 @@ long unlinked_disk_kib() {
   std::error_code ec;
   for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
     const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
-    struct stat st{};
+    struct stat st {};
     if (target.ends_with(" (deleted)") && ::stat(fd.path().c_str(), &st) == 0) kib += st.st_blocks / 2;
   }
   return kib;
