@@ -6,20 +6,15 @@
 // go to MEMREC_SCREENSHOT_DIR (docs/images/ by default), view-follow-*.png.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { closeView, getJson, images, openView, preload, program, rendered, requireFiles, scratch } from './support.mjs';
+import { closeView, getJson, images, openView, rendered, scratch, startGrowthService, waitFor } from './support.mjs';
 
 let view;
 let service;
 
 before(async () => {
-  requireFiles(program('growth_service'), preload);
   const dir = scratch();
-  service = spawn(program('growth_service'), ['1000000', 'forever'], {
-    env: { ...process.env, LD_PRELOAD: preload, MEMREC_OUTPUT: join(dir, 'growth.%p.dat'), MEMREC_FLUSH_INTERVAL_MS: '100' },
-    stdio: 'ignore',
-  });
+  service = startGrowthService(dir);
   view = await openView(['--follow', '--poll-ms', '200', dir]);
   await waitFor(async () => (await getJson(view.baseUrl, '/api/dumps')).dumps.some((d) => d.state === 'live' && d.allocations > 0),
     'a live dump');
@@ -29,17 +24,6 @@ after(async () => {
   service?.kill('SIGKILL');
   await closeView(view);
 });
-
-// Polls `fn` until it gives something truthy; a deadline, not a timing assertion.
-async function waitFor(fn, what) {
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`waited in vain for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 // How many live updates the page has rendered (app.js counts them).
 const updates = (page) => page.evaluate(() => Number(document.getElementById('view').dataset.updates ?? 0));

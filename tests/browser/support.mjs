@@ -163,3 +163,24 @@ export async function closeView(view) {
   assert.deepEqual(view?.errors ?? [], [], 'no script error or CSP violation');
   assert.deepEqual(view?.dialogs ?? [], [], 'no dialog');
 }
+
+// Polls `fn` until it gives something truthy; a deadline, not a timing assertion.
+export async function waitFor(fn, what) {
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`waited in vain for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// growth_service ticking until killed, under the preload, writing its dump
+// into `dir` and flushing every 100 ms: a live dump for memrec view --follow.
+export function startGrowthService(dir) {
+  requireFiles(program('growth_service'), preload);
+  return spawn(program('growth_service'), ['1000000', 'forever'], {
+    env: { ...process.env, LD_PRELOAD: preload, MEMREC_OUTPUT: join(dir, 'growth.%p.dat'), MEMREC_FLUSH_INTERVAL_MS: '100' },
+    stdio: 'ignore',
+  });
+}

@@ -8,7 +8,7 @@ import { instantPanel } from './instant.js';
 import { hasRange, rangeParams } from './state.js';
 import { markerList } from './markers.js';
 import { drawTimeline, offPeriods } from './timeline.js';
-import { refusedNote, rangeOrWhole } from './refused.js';
+import { refusedNote, rangeOrWhole, wholeRun } from './refused.js';
 import { topSites } from './top_sites.js';
 
 function card(label, value, detail) {
@@ -85,9 +85,9 @@ export async function renderOverview(root, state, navigate, context) {
   // buckets, `table` saying so), a range's timeline once the table is built.
   // A range's figures wait for the table: their 503 shows the app's building view.
   // A followed dump may refuse ranges (refused.js): the whole run's cards then.
-  const [{ answer: summary, refused }, timeline, { answer: top }] = await Promise.all([
+  const [{ answer: summary, refused }, { answer: timeline }, { answer: top }] = await Promise.all([
     rangeOrWhole(state, (s) => api.summary(s.dump, rangeParams(s))),
-    api.timeline(state.dump, zoomed ? rangeParams(state) : {}).catch(() => api.timeline(state.dump, {})),
+    rangeOrWhole(zoomed ? state : wholeRun(state), (s) => api.timeline(s.dump, rangeParams(s))),
     rangeOrWhole(state, topSites)]);
   const n = timeline.time_ns.length;
   const endNs = context.dump?.duration_ns ?? (n > 0 ? timeline.time_ns[n - 1] + timeline.bucket_ns : 0);

@@ -22,5 +22,5 @@ export async function rangeOrWhole(state, fetch) {
 
 export function refusedNote(message) {
   return el('p', { class: 'detail refused', role: 'status', id: 'range-refused' },
-    `The selected range or instant cannot be shown for this dump yet (${message}); the figures below are the whole recording's.`);
+    `The selected range or instant cannot be shown for this dump yet: the figures below are the whole recording's. ${message}`);
 }
