@@ -3,21 +3,15 @@
 // extends as the service runs, without a reload.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { closeView, getJson, openView, rendered, scratch, startGrowthService, waitFor } from './support.mjs';
+import { closeFollowed, getJson, openFollowedService, rendered, waitFor } from './support.mjs';
 
 let view;
-let service;
 
 before(async () => {
-  const dir = scratch();
-  service = startGrowthService(dir);
-  view = await openView(['--follow', '--poll-ms', '200', dir]);
+  view = await openFollowedService();
 });
 
-after(async () => {
-  service?.kill('SIGKILL');
-  await closeView(view);
-});
+after(() => closeFollowed(view));
 
 test('a followed dump is tagged live and its timeline extends without a reload', async () => {
   const { baseUrl, page } = view;

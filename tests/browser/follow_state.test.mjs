@@ -7,23 +7,17 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { closeView, getJson, images, openView, rendered, scratch, startGrowthService, waitFor } from './support.mjs';
+import { closeFollowed, getJson, images, openFollowedService, rendered, waitFor } from './support.mjs';
 
 let view;
-let service;
 
 before(async () => {
-  const dir = scratch();
-  service = startGrowthService(dir);
-  view = await openView(['--follow', '--poll-ms', '200', dir]);
+  view = await openFollowedService();
   await waitFor(async () => (await getJson(view.baseUrl, '/api/dumps')).dumps.some((d) => d.state === 'live' && d.allocations > 0),
     'a live dump');
 });
 
-after(async () => {
-  service?.kill('SIGKILL');
-  await closeView(view);
-});
+after(() => closeFollowed(view));
 
 // How many live updates the page has rendered (app.js counts them).
 const updates = (page) => page.evaluate(() => Number(document.getElementById('view').dataset.updates ?? 0));

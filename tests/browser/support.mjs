@@ -176,11 +176,19 @@ export async function waitFor(fn, what) {
 }
 
 // growth_service ticking until killed, under the preload, writing its dump
-// into `dir` and flushing every 100 ms: a live dump for memrec view --follow.
-export function startGrowthService(dir) {
+// into a scratch folder (flushed every 100 ms) that `memrec view --follow`
+// reads every 200 ms: openView's session plus `service`. closeFollowed ends both.
+export async function openFollowedService() {
   requireFiles(program('growth_service'), preload);
-  return spawn(program('growth_service'), ['1000000', 'forever'], {
+  const dir = scratch();
+  const service = spawn(program('growth_service'), ['1000000', 'forever'], {
     env: { ...process.env, LD_PRELOAD: preload, MEMREC_OUTPUT: join(dir, 'growth.%p.dat'), MEMREC_FLUSH_INTERVAL_MS: '100' },
     stdio: 'ignore',
   });
+  return { service, ...(await openView(['--follow', '--poll-ms', '200', dir])) };
+}
+
+export async function closeFollowed(view) {
+  view?.service.kill('SIGKILL');
+  await closeView(view);
 }

@@ -2,7 +2,8 @@
 // view --follow serves a followed dump's whole run before it can answer
 // ranges: docs/api.md) is said in the page, and the view shows the whole
 // recording under that sentence instead of failing. A table still being
-// built (`building`) and an unreachable server are not this: they go on.
+// built (`building`), a range that is wrong and an unreachable server are
+// not this: they go on as errors.
 import { el } from './format.js';
 import { hasRange } from './state.js';
 
@@ -15,7 +16,9 @@ export async function rangeOrWhole(state, fetch) {
   try {
     return { answer: await fetch(state), refused: null };
   } catch (e) {
-    if (e.building !== undefined || e.status === 0 || !(hasRange(state) || state.at !== undefined)) throw e;
+    // A bad range is a 4xx, said as the error it is; a dump whose table will
+    // not come answers 500 (docs/api.md), one still building it 503.
+    if (e.building !== undefined || e.status < 500 || !(hasRange(state) || state.at !== undefined)) throw e;
     return { answer: await fetch(wholeRun(state)), refused: e.message };
   }
 }
