@@ -114,6 +114,7 @@ class EventReleaser {
     // step of release_before() stops.
     read_buffer_.clear();
     spill_.read(s.offset, n + (n < s.count ? 1 : 0), read_buffer_);
+    spill_.discard(s.offset, n);
     if (n < s.count) {
       s.first_ns = read_buffer_.back().time_ns;
       read_buffer_.pop_back();

@@ -2,6 +2,7 @@
 // order per thread, a chunk at a time, so there is nothing to map.
 #include "load/event_spill.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -61,6 +62,16 @@ void EventSpill::read(std::uint64_t offset, std::size_t count, std::vector<HeapE
     at += n;
     left -= static_cast<std::size_t>(n);
   }
+}
+
+void EventSpill::discard(std::uint64_t offset, std::uint64_t count) {
+  constexpr std::uint64_t kPage = 4096;
+  const std::uint64_t from = (offset * sizeof(HeapEvent) + kPage - 1) / kPage * kPage;
+  const std::uint64_t to = (offset + count) * sizeof(HeapEvent) / kPage * kPage;
+  if (fd_ < 0 || to <= from) return;
+  // FALLOC_FL_PUNCH_HOLE needs KEEP_SIZE (fallocate(2)); ext4, xfs, btrfs and tmpfs have it.
+  (void)::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(from),
+                    static_cast<off_t>(to - from));
 }
 
 }  // namespace memrec::analyzer

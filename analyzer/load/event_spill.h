@@ -32,6 +32,12 @@ class EventSpill {
   // Appends `count` events from `offset` to `out`. Throws std::runtime_error
   // if the file cannot be read back, which only a failing disk does.
   void read(std::uint64_t offset, std::size_t count, std::vector<HeapEvent>& out) const;
+  // Gives the disk back for `count` events from `offset`, read back for
+  // good: the whole pages within them become a hole (offsets stay valid).
+  // A followed live dump spills and reads back for as long as it is
+  // followed; without this the file grew with the recording's length.
+  // Best effort: a file system without holes keeps the blocks.
+  void discard(std::uint64_t offset, std::uint64_t count);
 
   std::uint64_t written() const { return written_; }
 

@@ -426,7 +426,9 @@ class Interner {
   std::vector<Listing> listings_;  // by site: where its frames are listed from
 };
 
-void add_figures(CallSite& site, const StackColumns& c, std::size_t s) {
+}  // namespace
+
+void add_stack_figures(CallSite& site, const StackColumns& c, std::size_t s) {
   site.allocations += c.allocations[s];
   site.allocated_bytes += c.allocated_bytes[s];
   site.temporary += c.temporary[s];
@@ -435,6 +437,8 @@ void add_figures(CallSite& site, const StackColumns& c, std::size_t s) {
   site.peak_bytes += c.peak_bytes[s];
   ++site.stack_ids;
 }
+
+namespace {
 
 void classify(CallSites& out) {
   std::vector<const SiteFrame*> innermost;
@@ -475,7 +479,7 @@ CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, 
       out.site_of_stack[static_cast<std::uint32_t>(p.id)] = static_cast<std::uint32_t>(&site - out.sites.data());
       site.truncated = site.truncated || p.stack->truncated;
     }
-    add_figures(site, columns, p.id);
+    add_stack_figures(site, columns, p.id);
   };
   for (std::size_t s = 0; s < columns.size(); ++s) {
     if (!matters(columns, s)) continue;

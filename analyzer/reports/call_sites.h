@@ -129,6 +129,9 @@ SymbolizeModule symbolize_module(const ModuleInfo& m);
 // distinct address and module) and groups them.
 CallSites build_call_sites(const LoadedDump& dump, const StackColumns& columns, Symbolizer& symbolizer);
 
+// Adds stack `stack`'s figures in `columns` to `site`, and counts the stack.
+void add_stack_figures(CallSite& site, const StackColumns& columns, std::size_t stack);
+
 // `function` or, when unknown, `module+0xoffset` / `0xaddress`.
 std::string frame_label(const SiteFrame& frame);
 

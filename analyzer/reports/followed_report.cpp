@@ -108,11 +108,13 @@ std::shared_ptr<AllocationTable> FollowedReport::publish_table() {
 
 bool FollowedReport::table_full() const { return table_ != nullptr && table_->full(); }
 
-HeapReport FollowedReport::report(Symbolizer& symbolizer) const {
+HeapReport FollowedReport::report(Symbolizer& symbolizer) {
   StackReplay replay = *replay_;
   replay.finish();
   MappingRecord mappings = *mappings_;  // read only, but taken by pointer
-  HeapReport r = assemble_heap_report(follower_->stats(), RelativeWindow{}, replay, symbolizer, &mappings);
+  StreamedDump stats = follower_->stats();
+  const CallSites& sites = sites_.update(stats.dump, replay.columns(), symbolizer);
+  HeapReport r = assemble_heap_report(std::move(stats), RelativeWindow{}, replay, symbolizer, &mappings, &sites);
   r.dump.stacks.clear();
   return r;
 }

@@ -17,6 +17,7 @@
 #include "model/heap_timeline.h"
 #include "model/mapping_record.h"
 #include "model/stack_replay.h"
+#include "reports/followed_sites.h"
 #include "reports/heap_report.h"
 
 namespace memrec::analyzer {
@@ -38,8 +39,9 @@ class FollowedReport {
   // The whole run's report of the events replayed so far (no range: a
   // followed report always runs to the live edge). Copies the replay, whose
   // finish() consumes its live blocks: costs the live heap and the stacks,
-  // not the recording's length.
-  HeapReport report(Symbolizer& symbolizer) const;
+  // not the recording's length. Its call sites are kept from one report to
+  // the next (sites()): a site keeps its index, only new stacks are symbolized.
+  HeapReport report(Symbolizer& symbolizer);
   // The whole run's heap over time as replayed so far (memrec view's
   // timeline before a table), with the RSS samples, reaching the latest
   // event read; once started().
@@ -61,6 +63,8 @@ class FollowedReport {
   bool started() const { return follower_ != nullptr; }
   const DumpFollower& follower() const { return *follower_; }  // once started()
   std::size_t restarts() const { return restarts_; }
+  // The call sites as of the last report().
+  const FollowedSites& sites() const { return sites_; }
 
  private:
   class TableTee;
@@ -77,6 +81,7 @@ class FollowedReport {
   std::unique_ptr<TableTee> tee_;
   std::shared_ptr<AllocationTableBuilder> table_;
   std::unique_ptr<DumpFollower> follower_;
+  FollowedSites sites_;  // kept across restarts: stack ids are the dump's own
   std::size_t restarts_ = 0;
 };
 

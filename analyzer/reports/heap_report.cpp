@@ -190,7 +190,7 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
 }
 
 HeapReport assemble_heap_report(StreamedDump streamed, const RelativeWindow& window, const StackReplay& replay,
-                                Symbolizer& symbolizer, MappingRecord* mappings) {
+                                Symbolizer& symbolizer, MappingRecord* mappings, const CallSites* sites) {
   const std::uint64_t start = streamed.dump.header.start_mono_ns;
   HeapReport r;
   r.dump = std::move(streamed.dump);
@@ -201,7 +201,7 @@ HeapReport assemble_heap_report(StreamedDump streamed, const RelativeWindow& win
   r.max_pending_events = streamed.max_pending;
   if (r.dump.last_time_ns && *r.dump.last_time_ns > start) r.duration_ns = *r.dump.last_time_ns - start;
   if (r.totals.peak_time_ns != 0) r.rss_at_peak_bytes = rss_at(r.dump, r.totals.peak_time_ns);
-  r.sites = build_call_sites(r.dump, replay.columns(), symbolizer);
+  r.sites = sites != nullptr ? *sites : build_call_sites(r.dump, replay.columns(), symbolizer);
   if (mappings != nullptr) r.mapping_sites = build_call_sites(r.dump, mappings->stack_columns(), symbolizer);
   for (const CallSite& s : r.sites.sites) {
     if (s.runtime) {

@@ -80,9 +80,12 @@ Result<HeapReport> build_heap_report(const std::string& path, const RelativeWind
 // The report of what `replay` took, finished, from `streamed` over
 // `window` (relative to the dump's start): build_heap_report's second half,
 // and a followed dump's report of what it has read so far
-// (reports/followed_report.h). Symbolizes the call sites; keeps the stacks.
+// (reports/followed_report.h). Symbolizes the call sites, or takes `sites`
+// when the caller keeps them between reports (reports/followed_sites.h);
+// keeps the stacks.
 HeapReport assemble_heap_report(StreamedDump streamed, const RelativeWindow& window, const StackReplay& replay,
-                                Symbolizer& symbolizer, MappingRecord* mappings = nullptr);
+                                Symbolizer& symbolizer, MappingRecord* mappings = nullptr,
+                                const CallSites* sites = nullptr);
 
 // What replay_into read, for checking it against the report of the same file.
 struct ReplayedRun {

@@ -72,13 +72,13 @@ std::vector<std::size_t> LiveDumps::poll() {
   return changed;
 }
 
-ViewDump LiveDumps::snapshot(std::size_t i, Symbolizer& symbolizer) const {
-  const Followed& d = *dumps_[i];
+ViewDump LiveDumps::snapshot(std::size_t i, Symbolizer& symbolizer) {
+  Followed& d = *dumps_[i];
   ViewDump view;
   view.report = d.report.report(symbolizer);
   view.early_timeline = d.report.timeline();
   view.mappings = d.report.mappings();
-  index_site_labels(view);
+  view.site_label = d.report.sites().labels();
   set_whole_run(view);
   return view;
 }

@@ -37,8 +37,9 @@ class LiveDumps {
   // A non-empty sentence when following dump i stopped on a corrupt frame.
   const std::string& error(std::size_t i) const { return dumps_[i]->error; }
   // Dump i as read so far, for the API: its report, its whole run's figures
-  // and timeline; publish() then gives it the allocation table.
-  ViewDump snapshot(std::size_t i, Symbolizer& symbolizer) const;
+  // and timeline; publish() then gives it the allocation table. Its call
+  // sites keep their ids from one snapshot to the next.
+  ViewDump snapshot(std::size_t i, Symbolizer& symbolizer);
   // With every handler kept out (the follow loop holds ViewData::follow_lock):
   // takes the events dump i read since the last call into its allocation
   // table, maps the table's rows to `view`'s call sites and gives `view` the

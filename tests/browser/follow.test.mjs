@@ -3,38 +3,15 @@
 // extends as the service runs, without a reload.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
-import { closeView, getJson, openView, preload, program, rendered, requireFiles, scratch } from './support.mjs';
+import { closeFollowed, getJson, openFollowedService, rendered, waitFor } from './support.mjs';
 
 let view;
-let service;
 
 before(async () => {
-  requireFiles(program('growth_service'), preload);
-  const dir = scratch();
-  service = spawn(program('growth_service'), ['1000000', 'forever'], {
-    env: { ...process.env, LD_PRELOAD: preload, MEMREC_OUTPUT: join(dir, 'growth.%p.dat'), MEMREC_FLUSH_INTERVAL_MS: '100' },
-    stdio: 'ignore',
-  });
-  view = await openView(['--follow', '--poll-ms', '200', dir]);
+  view = await openFollowedService();
 });
 
-after(async () => {
-  service?.kill('SIGKILL');
-  await closeView(view);
-});
-
-// Polls `fn` until it gives something truthy; a deadline, not a timing assertion.
-async function waitFor(fn, what) {
-  const deadline = Date.now() + 60000;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`waited in vain for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+after(() => closeFollowed(view));
 
 test('a followed dump is tagged live and its timeline extends without a reload', async () => {
   const { baseUrl, page } = view;

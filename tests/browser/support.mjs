@@ -163,3 +163,32 @@ export async function closeView(view) {
   assert.deepEqual(view?.errors ?? [], [], 'no script error or CSP violation');
   assert.deepEqual(view?.dialogs ?? [], [], 'no dialog');
 }
+
+// Polls `fn` until it gives something truthy; a deadline, not a timing assertion.
+export async function waitFor(fn, what) {
+  const deadline = Date.now() + 60000;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`waited in vain for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+// growth_service ticking until killed, under the preload, writing its dump
+// into a scratch folder (flushed every 100 ms) that `memrec view --follow`
+// reads every 200 ms: openView's session plus `service`. closeFollowed ends both.
+export async function openFollowedService() {
+  requireFiles(program('growth_service'), preload);
+  const dir = scratch();
+  const service = spawn(program('growth_service'), ['1000000', 'forever'], {
+    env: { ...process.env, LD_PRELOAD: preload, MEMREC_OUTPUT: join(dir, 'growth.%p.dat'), MEMREC_FLUSH_INTERVAL_MS: '100' },
+    stdio: 'ignore',
+  });
+  return { service, ...(await openView(['--follow', '--poll-ms', '200', dir])) };
+}
+
+export async function closeFollowed(view) {
+  view?.service.kill('SIGKILL');
+  await closeView(view);
+}

@@ -54,8 +54,8 @@ function renderWhenBuilt(dumpId) {
 
 // While a dump is live (memrec view --follow), asks the dump list every 2 s
 // and, when a dump grew, appeared or changed state, renders the view again
-// in place: the range and instant are in the URL, the scroll is put back,
-// and a range without an end follows the live edge.
+// in place (render's live mode). `data-updates` on the view counts them,
+// for tests and scripts that wait for the next one.
 function followLive() {
   if (following !== null || !dumps?.dumps.some((d) => d.state === 'live')) return;
   following = setTimeout(async () => {
@@ -69,9 +69,7 @@ function followLive() {
     const key = (list) => JSON.stringify(list.dumps.map((d) => [d.id, d.state, d.allocations, d.duration_ns]));
     if (key(fresh) !== key(dumps)) {
       dumps = fresh;
-      const y = window.scrollY;
-      await render();
-      window.scrollTo(0, y);
+      if (await render({ live: true })) root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
     }
     followLive();
   }, 2000);
@@ -87,24 +85,39 @@ function chip(label, text, title, onReset) {
     el('button', { type: 'button', 'aria-label': `Reset the ${label.toLowerCase()}`, onclick: onReset }, '✕'));
 }
 
+// On a live dump, whether the range follows the live edge (it has no end:
+// the server's default end is the dump's latest event) or stays fixed.
+function liveEdgeToggle(state, dump) {
+  const box = el('input', { type: 'checkbox', checked: state.to === undefined,
+    onchange: (e) => navigate({ to: e.target.checked ? null : String(Math.max(dump.duration_ns, Number(state.from ?? 0) + 1)) }) });
+  return el('label', { class: 'check live-edge', title: 'The range grows with the dump, or stays where it ends now' },
+    box, ' to the live edge');
+}
+
 function updateChips(state) {
   const box = document.getElementById('context');
   const parts = [];
+  const dump = dumps?.dumps.find((d) => String(d.id) === state.dump);
+  const live = dump?.state === 'live';
   if (hasRange(state)) {
     const from = Number(state.from ?? 0);
     const to = state.to === undefined ? null : Number(state.to);
-    parts.push(chip('Range', `Range ${duration(from)} – ${to === null ? 'end' : duration(to)}` + (to === null ? '' : ` (${duration(to - from)})`),
-      `${state.from ?? 0} – ${state.to ?? 'end'} ns`, () => navigate({ from: null, to: null })));
+    const end = live ? 'live edge' : 'end';
+    parts.push(chip('Range', `Range ${duration(from)} – ${to === null ? end : duration(to)}` + (to === null ? '' : ` (${duration(to - from)})`),
+      `${state.from ?? 0} – ${state.to ?? end} ns`, () => navigate({ from: null, to: null })));
+    if (live) parts.push(liveEdgeToggle(state, dump));
   }
   if (state.at !== undefined) {
     parts.push(chip('Instant', `Instant ${duration(Number(state.at))}`, `${state.at} ns`, () => navigate({ at: null })));
   }
   // No range to drag while the dump's allocation table is built.
-  const table = dumps?.dumps.find((d) => String(d.id) === state.dump)?.table;
-  const ranges = table === undefined || table.state === 'ready';
+  const table = dump?.table;
+  const ranges = live || table === undefined || table.state === 'ready';
   if (parts.length === 0) {
     parts.push(el('span', { class: 'detail' },
-      ranges ? 'Whole recording: drag on the overview\'s timeline to select a range.' : 'Whole recording.'));
+      !ranges ? 'Whole recording.' : live
+        ? 'Whole recording: drag on the overview\'s timeline to select a range; one dragged to its right end follows the live edge.'
+        : 'Whole recording: drag on the overview\'s timeline to select a range.'));
   }
   fill(box, parts);
 }
@@ -144,10 +157,15 @@ async function resolveMarks() {
   history.replaceState(null, '', `${location.hash.split('?')[0]}?${query}`);
 }
 
-async function render() {
+// The view of the hash. A live update (memrec view --follow) builds the new
+// view off the page and swaps it in whole, the page's scroll put back. What
+// else the user set is in the hash: the range, the instant, the sort, the
+// open row, the flamegraph's zoom (found again by its names: flame.js).
+// True when this render's view is the one shown.
+async function render({ live = false } = {}) {
   const mine = ++generation;
   let state = readState();
-  status.textContent = 'Loading…';
+  if (!live) status.textContent = 'Loading…';
   root.setAttribute('aria-busy', 'true');
   try {
     if (!dumps) dumps = await api.dumps();
@@ -161,10 +179,20 @@ async function render() {
     if (!view) throw new Error(`There is no view "${state.view}": try Overview, Call sites, Flamegraph or Allocations.`);
     const dump = dumps.dumps.find((d) => String(d.id) === state.dump);
     const box = el('div');
-    await view(box, state, navigate, { dumps: dumps.dumps, dump, whenBuilt: () => renderWhenBuilt(state.dump) });
-    if (mine === generation) root.replaceChildren(...box.childNodes);
+    // Run once the view is in the page (uPlot measures its container).
+    const shown = [];
+    await view(box, state, navigate, {
+      dumps: dumps.dumps, dump, live, whenBuilt: () => renderWhenBuilt(state.dump), whenShown: (fn) => shown.push(fn),
+    });
+    if (mine !== generation) return false;
+    const x = window.scrollX;
+    const y = window.scrollY;
+    root.replaceChildren(...box.childNodes);
+    for (const fn of shown) fn();
+    if (live) window.scrollTo(x, y);
     // Which hash the view shows, for tests and scripts that wait for it.
-    if (mine === generation) root.dataset.rendered = location.hash;
+    root.dataset.rendered = location.hash;
+    return true;
   } catch (e) {
     if (mine === generation && e.building !== undefined) {
       // The server's sentence names the percent too, which the poll would leave behind.
@@ -177,6 +205,7 @@ async function render() {
       showError(e.message);
       root.dataset.rendered = location.hash;
     }
+    return mine === generation;
   } finally {
     if (mine === generation) {
       status.textContent = '';
@@ -186,5 +215,5 @@ async function render() {
   }
 }
 
-window.addEventListener('hashchange', render);
+window.addEventListener('hashchange', () => render());
 render();

@@ -11,7 +11,8 @@ import { callerCallee, callersHash } from './callers.js';
 import { el, fill, integer } from './format.js';
 import { canvasWidth, draw, interact, layout, nodeLabel, resolve } from './flame_canvas.js';
 import { labelToggles } from './labels.js';
-import { rangeParams } from './state.js';
+import { refusedNote, rangeOrWhole } from './refused.js';
+import { hashFor, rangeParams } from './state.js';
 
 export const METRICS = [
   ['leaked', 'leaked'], ['peak', 'live at the peak'], ['allocated', 'allocated bytes'],
@@ -36,14 +37,46 @@ export function metricOf(state) {
   return metric === 'live' && state.at === undefined ? 'leaked' : metric;
 }
 
+// The zoom last drawn: its path and the names along it. The zoom is a path
+// of child indices, and a live dump's tree gains frames between updates, so
+// a path drawn before is found again by its names (zoomByNames).
+let drawnZoom = null;
+
+// The path in `root` whose names are `names` (after the root's), or null.
+function pathOf(root, names) {
+  const parts = [];
+  let node = root;
+  for (const name of names) {
+    const i = (node.children || []).findIndex((c) => c.name === name);
+    if (i < 0) return null;
+    parts.push(i);
+    node = node.children[i];
+  }
+  return parts.join('.');
+}
+
+// The zoom of `state` in `root`: the same frames as drawn last on this
+// dump and view, put back in the hash (without a new history entry) when
+// their indices moved.
+function zoomByNames(root, state, key) {
+  if (!state.zoom || drawnZoom?.key !== key || drawnZoom.path !== state.zoom) return state.zoom;
+  const names = resolve(root, state.zoom).slice(1).map((n) => n.name);
+  if (names.length === drawnZoom.names.length && names.every((n, i) => n === drawnZoom.names[i])) return state.zoom;
+  const path = pathOf(root, drawnZoom.names);
+  if (path === null) return state.zoom;
+  history.replaceState(null, '', hashFor({ ...state, zoom: path }));
+  return path;
+}
+
 export async function renderFlame(root, state, navigate) {
   const metric = metricOf(state);
   const raw = state.raw === '1' ? 1 : undefined;
   const inverted = state.inv === '1';
   const asTree = state.show === 'tree';
   const asCallers = state.show === 'callers';
-  const flame = asCallers ? null : await api.flame(state.dump,
-    { metric, ...rangeParams(state), raw, at: metric === 'live' ? state.at : undefined, invert: inverted ? 1 : undefined });
+  // A followed dump may refuse ranges (refused.js): the whole run's flamegraph then.
+  const { answer: flame, refused } = asCallers ? { answer: null, refused: null } : await rangeOrWhole(state, (s) =>
+    api.flame(s.dump, { metric, ...rangeParams(s), raw, at: metric === 'live' ? s.at : undefined, invert: inverted ? 1 : undefined }));
   const show = metric === 'allocations' || metric === 'temporary' ? integer : (v) => `${integer(v)} bytes`;
   const query = state.q || '';
 
@@ -72,7 +105,10 @@ export async function renderFlame(root, state, navigate) {
     fill(root, el('h2', {}, 'Callers and callees'), toolbar(), await callerCallee(state, metric, show));
     return;
   }
+  const key = JSON.stringify([state.dump, metric, inverted, raw, state.from, state.to, state.at]);
+  state = { ...state, zoom: zoomByNames(flame.root, state, key) };
   const chain = resolve(flame.root, state.zoom);
+  drawnZoom = state.zoom ? { key, path: state.zoom, names: chain.slice(1).map((n) => n.name) } : null;
   const rects = layout(chain, state.zoom, (n) => n.value);
   const zoomed = chain.length > 1 ? chain[chain.length - 1] : null;
   const info = el('p', { class: 'detail hover-info', id: 'flame-info', 'aria-live': 'polite' }, '\u00a0');
@@ -86,6 +122,7 @@ export async function renderFlame(root, state, navigate) {
     el('h2', {}, 'Flamegraph'),
     toolbar(state.zoom ? el('button', { type: 'button', onclick: () => navigate({ zoom: null }) }, 'Reset zoom') : null,
       zoomed && !asTree ? el('a', { href: callersHash(state, zoomed.name), title: zoomed.name }, `Callers and callees of ${nodeLabel(zoomed)}`) : null),
+    refused ? refusedNote(refused) : null,
     el('p', { class: 'detail', id: 'flame-summary' }, summary),
     body,
     asTree ? null : info);

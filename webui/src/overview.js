@@ -8,6 +8,7 @@ import { instantPanel } from './instant.js';
 import { hasRange, rangeParams } from './state.js';
 import { markerList } from './markers.js';
 import { drawTimeline, offPeriods } from './timeline.js';
+import { refusedNote, rangeOrWhole, wholeRun } from './refused.js';
 import { topSites } from './top_sites.js';
 
 function card(label, value, detail) {
@@ -83,10 +84,11 @@ export async function renderOverview(root, state, navigate, context) {
   // summary and timeline come at once (the timeline in the report's coarser
   // buckets, `table` saying so), a range's timeline once the table is built.
   // A range's figures wait for the table: their 503 shows the app's building view.
-  const [summary, timeline, top] = await Promise.all([
-    api.summary(state.dump, rangeParams(state)),
-    api.timeline(state.dump, zoomed ? rangeParams(state) : {}),
-    topSites(state)]);
+  // A followed dump may refuse ranges (refused.js): the whole run's cards then.
+  const [{ answer: summary, refused }, { answer: timeline }, { answer: top }] = await Promise.all([
+    rangeOrWhole(state, (s) => api.summary(s.dump, rangeParams(s))),
+    rangeOrWhole(zoomed ? state : wholeRun(state), (s) => api.timeline(s.dump, rangeParams(s))),
+    rangeOrWhole(state, topSites)]);
   const n = timeline.time_ns.length;
   const endNs = context.dump?.duration_ns ?? (n > 0 ? timeline.time_ns[n - 1] + timeline.bucket_ns : 0);
   // The whole run's timeline before the table: drawn, but no range or instant to pick yet.
@@ -94,7 +96,7 @@ export async function renderOverview(root, state, navigate, context) {
   fill(root,
     el('h2', {}, 'Overview'),
     el('p', { class: 'process' }, `pid ${summary.pid}: `, el('code', {}, (summary.cmdline || []).join(' ') || summary.exe)),
-    early ? earlyNote(timeline.table) : rangeNote(summary, state),
+    refused ? refusedNote(refused) : early ? earlyNote(timeline.table) : rangeNote(summary, state),
     cards(summary),
     top,
     el('div', { class: 'toolbar' }, el('h2', {}, 'Heap over time'),
@@ -107,8 +109,10 @@ export async function renderOverview(root, state, navigate, context) {
     box.append(el('p', { class: 'empty' }, 'This dump has no heap events to draw.'));
   } else {
     const marked = zoomed ? { at: state.at } : { from: state.from, to: state.to, at: state.at };
-    drawTimeline(box, timeline, marked, zoomed ? Number(state.to ?? endNs) : endNs, early ? null : {
-      onRange: (from, to) => navigate({ from: String(from), to: String(to) }),
+    // On a live dump, a range dragged into the last bucket ends at the live edge: no `to`.
+    const live = context.dump?.state === 'live';
+    drawTimeline(box, timeline, marked, zoomed ? Number(state.to ?? endNs) : endNs, early && !live ? null : {
+      onRange: (from, to) => navigate({ from: String(from), to: live && to >= endNs - timeline.bucket_ns ? null : String(to) }),
       onInstant: (at) => navigate({ at: String(at) }),
     });
     const markers = markerList(timeline.markers, state);
@@ -125,5 +129,5 @@ export async function renderOverview(root, state, navigate, context) {
   const classes = histograms(summary);
   if (classes) root.append(classes);
   if (early && timeline.table.state === 'building') context.whenBuilt?.();
-  if (state.at !== undefined && !early) root.append(await instantPanel(state, () => navigate({ at: null })));
+  if (state.at !== undefined && (!early || context.dump?.state === 'live')) root.append(await instantPanel(state, () => navigate({ at: null })));
 }

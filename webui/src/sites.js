@@ -8,6 +8,7 @@ import { api } from './api.js';
 import { backtrace } from './backtrace.js';
 import { buildingNote, bytes, el, fill, integer } from './format.js';
 import { keptNote } from './kept.js';
+import { refusedNote, rangeOrWhole, wholeRun } from './refused.js';
 import { labelParams, labelToggles, siteLocation, siteName } from './labels.js';
 import { siteChart } from './site_chart.js';
 import { sparkline } from './sparkline.js';
@@ -93,20 +94,23 @@ async function chartOf(state, id, navigate) {
   }
 }
 
-async function fillBacktrace(cell, state, id, sort, navigate) {
-  cell.replaceChildren(el('p', { class: 'loading' }, 'Loading the backtrace…'));
+// Fills the open row's cell before the table is shown (a live update then
+// swaps in a row as tall as the one it replaces, so the scroll stays); its
+// chart is drawn once shown. With a range the server refuses, the table is
+// the whole run's, and so is the row.
+async function fillBacktrace(cell, state, id, sort, navigate, shown) {
   try {
     const [site, chart] = await Promise.all([
       api.site(state.dump, id, { ...rangeParams(state), ...labelParams(state) }), chartOf(state, id, navigate)]);
     cell.replaceChildren(siteLinks({ ...site, id }, state, sort), chart.box,
       backtrace(site.frames, site.truncated, site.paths, site.path_count));
-    chart.draw();
+    shown(chart.draw);
   } catch (e) {
     cell.replaceChildren(el('p', { class: 'error', role: 'alert' }, e.message));
   }
 }
 
-function row(site, columns, state, navigate, sort) {
+function row(site, columns, state, navigate, sort, filling) {
   const open = state.open === String(site.id);
   const tr = el('tr', { class: 'site', 'data-site': site.id, 'aria-expanded': open ? 'true' : 'false', tabindex: 0 },
     el('td', { class: 'fn' }, siteName(site, site.runtime ? el('span', { class: 'tag' }, 'runtime') : null,
@@ -122,7 +126,7 @@ function row(site, columns, state, navigate, sort) {
   tr.addEventListener('keydown', (e) => { if (e.key === 'Enter' || e.key === ' ') { e.preventDefault(); toggle(); } });
   if (!open) return [tr];
   const cell = el('td', { colspan: columns.length + 3 });
-  fillBacktrace(cell, state, site.id, sort, navigate);
+  filling.push(cell);
   return [tr, el('tr', { class: 'detail-row' }, cell)];
 }
 
@@ -141,7 +145,8 @@ export async function renderSites(root, state, navigate, context) {
   if (sort === 'live' && state.at === undefined) sort = 'leaked';
   const offset = /^\d+$/.test(state.offset ?? '') ? Number(state.offset) : 0;
   const columns = [...COLUMNS, ...(state.at !== undefined ? [LIVE] : []), ...(EXTRA[sort] ? [EXTRA[sort]] : [])];
-  const answer = await api.sites(state.dump, { sort, offset, limit: PAGE, ...rangeParams(state), ...labelParams(state), at: state.at, spark: SPARK });
+  const { answer, refused } = await rangeOrWhole(state, (s) =>
+    api.sites(s.dump, { sort, offset, limit: PAGE, ...rangeParams(s), ...labelParams(s), at: s.at, spark: SPARK }));
   const kept = answer.kept;
   const head = el('tr', {},
     el('th', { scope: 'col' }, 'Function'), el('th', { scope: 'col' }, 'Location'),
@@ -149,15 +154,19 @@ export async function renderSites(root, state, navigate, context) {
       el('button', { type: 'button', onclick: () => navigate({ sort: c.sort, open: null, offset: null }) }, c.label))),
     el('th', { scope: 'col', title: 'Live bytes of the site over the range, scaled to its own highest' }, 'Live over time'));
   // The header stays when no row does, so the sort can always be changed.
+  const filling = [];  // the open row's cell
   const body = el('tbody', {}, answer.sites.length === 0
     ? el('tr', {}, el('td', { class: 'empty', colspan: columns.length + 3 }, 'No call site has a non-zero figure in this range.'))
-    : answer.sites.map((s) => row(s, columns, state, navigate, sort)));
+    : answer.sites.map((s) => row(s, columns, state, navigate, sort, filling)));
+  const shown = (fn) => (context?.whenShown ? context.whenShown(fn) : fn());
+  await Promise.all(filling.map((cell) => fillBacktrace(cell, refused ? wholeRun(state) : state, state.open, sort, navigate, shown)));
   fill(root, [
     el('h2', {}, 'Call sites'),
     el('div', { class: 'toolbar' }, sortSelect(sort, state, navigate), labelToggles(state, navigate)),
     el('p', { class: 'detail', id: 'sites-count' },
       `${integer(answer.total)} ${answer.total === 1 ? 'site' : 'sites'} with a non-zero figure, sorted by ${SORT_NAMES[sort]}.` +
       (state.at === undefined ? ' Click the timeline to add live bytes at an instant.' : '') + ' Click a row for its chart and backtrace.'),
+    refused ? refusedNote(refused) : null,
     kept ? keptNote(kept) : null,
     // Sparklines come from the allocation table, which a large dump gets after the page.
     answer.table?.state === 'building' ? buildingNote('Sparklines appear', answer.table.percent) : null,

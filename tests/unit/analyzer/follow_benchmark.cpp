@@ -6,7 +6,14 @@
 // whether the final report equals `memrec report --json` of the finished
 // file, and the table that file's table in every window (exit 1 if not).
 // tests/integration/test_follow.py runs it against live recordings.
+// With --feed FINISHED, it writes DUMP itself, FINISHED's bytes a
+// --feed-bytes chunk per step with no wait, and with --window-events N
+// also prints, for each N events followed, the steps' and reports' CPU
+// time and the peak RSS over those events alone (VmHWM, reset through
+// /proc/self/clear_refs) and the disk its spilled events hold: what a
+// poll costs early and late in a long recording (docs/design/follow.md).
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include <chrono>
@@ -14,10 +21,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +44,39 @@ double cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// VmHWM of /proc/self/status in KiB, and a reset of it for the next window.
+long peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
+
+// The disk blocks of this process's unlinked files (the held-back events'
+// spill, load/event_spill.h), in KiB.
+long unlinked_disk_kib() {
+  long kib = 0;
+  std::error_code ec;
+  for (const auto& fd : std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    const std::string target = std::filesystem::read_symlink(fd.path(), ec).string();
+    struct stat st {};
+    if (target.ends_with(" (deleted)") && ::stat(fd.path().c_str(), &st) == 0) kib += st.st_blocks / 2;
+  }
+  return kib;
+}
+
+// Appends the next `n` bytes of `from` to the file at `path`; false at its end.
+bool feed(std::ifstream& from, const std::string& path, std::size_t n) {
+  std::vector<char> chunk(n);
+  from.read(chunk.data(), static_cast<std::streamsize>(n));
+  const auto got = static_cast<std::size_t>(from.gcount());
+  std::ofstream(path, std::ios::binary | std::ios::app).write(chunk.data(), static_cast<std::streamsize>(got));
+  return got == n;
 }
 
 long max_rss_kib() {
@@ -73,7 +115,8 @@ json windows(const AllocationTable& t, std::uint64_t start_ns, std::uint64_t dur
 int main(int argc, char** argv) {
   if (argc < 2) {
     std::cerr
-        << "usage: follow_benchmark DUMP [--interval-ms N] [--timeout-s N] [--hold-back-ms N] [--table] [--check]\n";
+        << "usage: follow_benchmark DUMP [--interval-ms N] [--timeout-s N] [--hold-back-ms N] [--table] [--check]\n"
+           "                       [--feed FINISHED [--feed-bytes N]] [--window-events N]\n";
     return 2;
   }
   const std::string path = argv[1];
@@ -81,6 +124,9 @@ int main(int argc, char** argv) {
   long timeout_s = 120;
   bool check = false;
   bool with_table = false;
+  std::string feed_from;
+  std::size_t feed_bytes = 1 << 20;
+  std::uint64_t window_events = 0;
   FollowOptions options;
   for (int i = 2; i < argc; ++i) {
     if (std::strcmp(argv[i], "--interval-ms") == 0 && i + 1 < argc) {
@@ -91,6 +137,12 @@ int main(int argc, char** argv) {
       options.hold_back_ns = static_cast<std::uint64_t>(std::atol(argv[++i])) * 1'000'000;
     } else if (std::strcmp(argv[i], "--table") == 0) {
       with_table = true;
+    } else if (std::strcmp(argv[i], "--feed") == 0 && i + 1 < argc) {
+      feed_from = argv[++i];
+    } else if (std::strcmp(argv[i], "--feed-bytes") == 0 && i + 1 < argc) {
+      feed_bytes = static_cast<std::size_t>(std::atol(argv[++i]));
+    } else if (std::strcmp(argv[i], "--window-events") == 0 && i + 1 < argc) {
+      window_events = static_cast<std::uint64_t>(std::atoll(argv[++i]));
     } else if (std::strcmp(argv[i], "--check") == 0) {
       check = true;
     } else {
@@ -98,10 +150,24 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  std::ifstream feeding;
+  if (!feed_from.empty()) {
+    feeding.open(feed_from, std::ios::binary);
+    if (!feeding || feed_bytes == 0) {
+      std::cerr << "follow_benchmark: cannot read " << feed_from << " (or --feed-bytes is 0)\n";
+      return 2;
+    }
+    std::ofstream(path, std::ios::binary | std::ios::trunc);
+    interval_ms = 0;
+  }
   Symbolizer symbolizer(SymbolizerOptions{});
   FollowedReport followed(path, options, with_table);
   std::shared_ptr<AllocationTable> table;
   double table_cpu = 0;
+  json window_rows = json::array();
+  std::uint64_t window_start = 0;
+  double window_cpu = 0;
+  reset_peak_rss();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(timeout_s);
   const long rss_before = max_rss_kib();
   double step_cpu = 0;
@@ -110,6 +176,7 @@ int main(int argc, char** argv) {
   std::size_t growing_reports = 0;  // reports whose allocations grew since the one before
   std::uint64_t allocations = 0;
   for (;;) {
+    if (feeding.is_open()) feed(feeding, path, feed_bytes);
     const double t0 = cpu_seconds();
     const auto step = followed.step();
     const double t1 = cpu_seconds();
@@ -130,6 +197,20 @@ int main(int argc, char** argv) {
         }
         table_cpu += cpu_seconds() - t2;
       }
+      window_cpu += t2 - t0;
+      const std::uint64_t events = followed.follower().stats().events;
+      if (window_events > 0 && (events - window_start >= window_events || followed.follower().finished())) {
+        const double millions = static_cast<double>(events - window_start) / 1e6;
+        window_rows.push_back({{"events_before", window_start},
+                               {"events", events - window_start},
+                               {"cpu_s_per_million", millions > 0 ? window_cpu / millions : 0.0},
+                               {"peak_rss_kib", peak_rss_kib()},
+                               {"spill_disk_kib", unlinked_disk_kib()},
+                               {"sites", now.sites.sites.size()}});
+        window_start = events;
+        window_cpu = 0;
+        reset_peak_rss();
+      }
       if (now.totals.allocations > allocations) ++growing_reports;
       allocations = now.totals.allocations;
       if (followed.follower().finished()) break;
@@ -138,7 +219,7 @@ int main(int argc, char** argv) {
       std::cerr << "follow_benchmark: " << path << " did not end within " << timeout_s << " s\n";
       return 1;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
+    if (interval_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(interval_ms));
   }
   const StreamedDump& stats = followed.follower().stats();
   const double millions = static_cast<double>(stats.events) / 1e6;
@@ -159,6 +240,7 @@ int main(int argc, char** argv) {
     out["table_bytes_per_million"] =
         table != nullptr && millions > 0 ? static_cast<double>(table->memory_bytes()) / millions : 0.0;
   }
+  if (window_events > 0) out["windows"] = window_rows;
   int status = 0;
   if (check) {
     AllocationTableBuilder whole_table;

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +13,7 @@
 #include "model/window_figures.h"
 #include "reports/followed_report.h"
 #include "reports/report_output.h"
+#include "reports/site_label.h"
 #include "support/growing_dump.h"
 #include "symbolize/symbolizer.h"
 #include "table_compare.h"
@@ -66,6 +68,50 @@ json windows_json(const AllocationTable& t, std::uint64_t start_ns, std::uint64_
     }
   }
   return out;
+}
+
+// A site by what the page shows of it: its frames' labels, innermost first.
+std::vector<std::string> frame_labels(const CallSites& sites, const CallSite& site) {
+  std::vector<std::string> out;
+  for (const std::uint32_t f : site.frames) out.push_back(frame_label(sites.frames[f]));
+  return out;
+}
+
+// Each site's figures by its frames; sites without a figure left out.
+std::map<std::vector<std::string>, std::vector<std::uint64_t>> figures_by_frames(const CallSites& sites) {
+  std::map<std::vector<std::string>, std::vector<std::uint64_t>> out;
+  for (const CallSite& s : sites.sites) {
+    if (s.allocations == 0 && s.peak_bytes == 0 && s.leaked_count == 0) continue;
+    out[frame_labels(sites, s)] = {s.allocations,  s.allocated_bytes, s.temporary, s.leaked_bytes,
+                                   s.leaked_count, s.peak_bytes,      s.stack_ids, s.truncated ? 1u : 0u};
+  }
+  return out;
+}
+
+// Frame f defines stacks 2f+1 and 2f+2 and allocates on both; 2f+2 has the
+// frames of stack 1 from the second frame on (two ids, one site), so sites
+// appear in every frame and stacks join old sites.
+memrec::testing::DumpBuilder stacks_over_frames(std::size_t frames) {
+  memrec::testing::DumpBuilder b(memrec::testing::sample_header());
+  std::uint64_t now = memrec::testing::kGrowingStartNs;
+  std::uint64_t addr = 0x10000;
+  for (std::uint32_t f = 0; f < frames; ++f) {
+    b.frame([&](format::RecordEncoder& e) {
+      const std::uint64_t own[] = {0x400000 + 0x10 * f, 0x400100};
+      const std::uint64_t first[] = {0x400000, 0x400100};
+      const std::uint64_t other[] = {0x500000 + 0x10 * f, 0x400200};
+      e.stack(2 * f + 1, 0, 0, own);
+      e.stack(2 * f + 2, 0, 0, f == 0 ? std::span<const std::uint64_t>(other) : std::span<const std::uint64_t>(first));
+      e.thread(7);
+      for (std::uint32_t k = 0; k <= f; ++k) {
+        e.alloc(format::AllocFn::kMalloc, ++now, addr += 0x40, 16 + k, 2 * f + 1);
+        e.alloc(format::AllocFn::kMalloc, ++now, addr += 0x40, 100, 2 * f + 2);
+        if (k % 2 == 1) e.free(++now, addr);
+      }
+      if (f + 1 == frames) e.end(now + 1);
+    });
+  }
+  return b;
 }
 
 }  // namespace
@@ -193,5 +239,50 @@ TEST_SUITE("analyzer/followed_report") {
       CHECK(windows_json(*table, start, end, step_ns, std::nullopt) == expected);
       std::filesystem::remove(path);
     }
+  }
+
+  TEST_CASE("followed call sites keep their ids across steps, place each stack once and end as the finished file's") {
+    const memrec::testing::DumpBuilder b = stacks_over_frames(6);
+    const std::string path = temp_dump_path("followed-sites");
+    write_prefix(path, b.bytes(), b.bytes().size());
+    Symbolizer symbolizer(SymbolizerOptions{});
+    LoadOptions load;
+    load.threads = 1;
+    const auto whole = build_heap_report(path, {}, load, symbolizer);
+    REQUIRE(whole.ok());
+    // 12 stacks, 7 sites: stack 2 has frames of its own, stacks 4, 6, ... 12 those of stack 1.
+    REQUIRE(whole->sites.sites.size() == 7);
+
+    FollowOptions options;
+    options.load.threads = 1;
+    options.hold_back_ns = 1;
+    FollowedReport followed(path, options);
+    std::vector<std::vector<std::string>> before;  // each site's frames at the step before
+    std::size_t steps_with_new_sites = 0;
+    for (const std::size_t cut : cut_points(b)) {
+      write_prefix(path, b.bytes(), cut);
+      const auto step = followed.step();
+      REQUIRE(step.ok());
+      const HeapReport now = followed.report(symbolizer);
+      REQUIRE(now.sites.sites.size() >= before.size());
+      for (std::size_t i = 0; i < before.size(); ++i) {
+        CAPTURE(i);
+        CHECK(frame_labels(now.sites, now.sites.sites[i]) == before[i]);
+      }
+      if (now.sites.sites.size() > before.size()) ++steps_with_new_sites;
+      before.clear();
+      for (const CallSite& site : now.sites.sites) before.push_back(frame_labels(now.sites, site));
+      REQUIRE(followed.sites().labels().size() == now.sites.sites.size());
+      for (std::size_t i = 0; i < now.sites.sites.size(); ++i) {
+        CHECK(followed.sites().labels()[i] == site_label(now.sites, now.sites.sites[i]).text);
+      }
+    }
+    CHECK(steps_with_new_sites >= 5);
+    REQUIRE(followed.follower().finished());
+    const HeapReport last = followed.report(symbolizer);
+    CHECK(figures_by_frames(last.sites) == figures_by_frames(whole->sites));
+    CHECK(last.sites.site_of_stack.size() == 12);
+    CHECK(followed.sites().placed_stacks() == 12);
+    std::filesystem::remove(path);
   }
 }
