@@ -179,7 +179,7 @@ def main(argv):
         for name, what in (("zstd", "zstd alone"), ("decode", "zstd + column decoding")):
             wall, cpu, _ = lim[name]
             lines.append(f"| limit: {what}, 2 threads (bench/load_limits) | {wall:.1f} | {cpu:.1f} |  | "
-                         f"{events / wall / 1e6:.0f} M events/s |")
+                         f"{cpu * 1e9 / events:.0f} ns of CPU an event |")
         totals = {}
         for rep in range(args.reps):
             # Interleaved: old and new see the same machine, in turn.
@@ -197,7 +197,7 @@ def main(argv):
                     raise measure.BenchError(f"the reports' totals differ: {totals} against {mine} ({tag})")
                 totals = mine
                 name = "`memrec report`" + (f" ({tag}: {binary})" if args.compare else "")
-                lines.append(row(name, run, f"{events / run.wall_s / 1e6:.1f} M events/s; "
+                lines.append(row(name, run, f"{run.cpu_s * 1e9 / events:.0f} ns of CPU an event; "
                                  f"{run.maxrss_kib * 1024 / allocations:.2f} B/allocation"))
         say(f"{dump}: {size / 1e9:.2f} GB, {events:,} events, {allocations:,} allocations; totals {totals}")
         if not args.no_view:
