@@ -10,6 +10,7 @@
 #include <span>
 #include <string>
 
+#include "common/progress_bar.h"
 #include "load/frame_collector.h"
 #include "load/loaded_dump.h"
 #include "memrec/reader/dump_reader.h"
@@ -33,6 +34,9 @@ struct LoadOptions {
   unsigned threads = 0;  // decoding threads; 0: one per core, at most 8
   // Called on the loading thread after each frame is folded (frames done, of total).
   std::function<void(std::size_t, std::size_t)> progress = {};
+  // stream_dump(): called instead of `progress` when set, with the bytes of
+  // the file read and the events decoded so far (common/progress_bar.h).
+  std::function<void(std::size_t, std::size_t, const LoadProgress&)> load_progress = {};
   // Called with the return addresses each frame's Stack records use for the
   // first time in the load, in file order, and the modules loaded as of that
   // frame, on the thread that builds the stack table (off the load's

@@ -27,7 +27,7 @@ void FrameCollector::on_thread(const reader::ThreadRecord& r) {
   if (inserted) {
     out_.events.emplace_back(r.tid, std::vector<HeapEvent>{});
     out_.meta.emplace_back(r);
-    if (events_.capacity() == 0) events_.reserve(max_events_);
+    if (events_.capacity() < max_events_) events_.reserve(max_events_);
   }
   if (runs_.empty() || runs_.back().stream != it->second) runs_.push_back(Run{it->second, events_.size()});
 }
@@ -47,6 +47,10 @@ void FrameCollector::finish() {
     std::vector<HeapEvent>& list = out_.events[runs_[i].stream].second;
     list.insert(list.end(), events_.begin() + static_cast<std::ptrdiff_t>(runs_[i].begin),
                 events_.begin() + static_cast<std::ptrdiff_t>(run_end(i)));
+  }
+  if (scratch_ != nullptr) {
+    events_.clear();
+    scratch_->swap(events_);
   }
   events_ = std::vector<HeapEvent>();  // not `= {}`, which would keep the room
   runs_ = std::vector<Run>();

@@ -44,6 +44,7 @@ FramePipeline::~FramePipeline() {
 void FramePipeline::work() {
   lower_helper_priority();
   reader::FrameDecoder decoder;
+  std::vector<HeapEvent> scratch;  // the collectors' room, reused (frame_collector.h)
   for (;;) {
     std::size_t i = 0;
     {
@@ -52,7 +53,7 @@ void FramePipeline::work() {
       if (stop_ || next_ >= slots_.size()) return;
       i = next_++;
     }
-    decode_one(decoder, i);
+    decode_one(decoder, scratch, i);
     {
       const std::lock_guard lock(mutex_);
       ready_[i] = 1;
@@ -61,14 +62,14 @@ void FramePipeline::work() {
   }
 }
 
-void FramePipeline::decode_one(reader::FrameDecoder& decoder, std::size_t i) {
+void FramePipeline::decode_one(reader::FrameDecoder& decoder, std::vector<HeapEvent>& scratch, std::size_t i) {
   DecodedFrame& slot = slots_[i];
   try {
     // The smallest heap event record is a Free of three bytes (tag, time and
     // address deltas; FORMAT.md "Records"); a Realloc or Mremap, at least
     // eight, makes two events.
     const reader::FrameInfo& frame = dump_.index.frames[i];
-    FrameCollector collector(slot.data, frame.decompressed_bytes / 3);
+    FrameCollector collector(slot.data, frame.decompressed_bytes / 3, scratch);
     slot.status = decoder.decode(dump_.bytes(), frame, dump_.name(), collector);
     collector.finish();
     // The note in front of the zstd data has no checksum: the events vouch for it.

@@ -42,7 +42,7 @@ class FramePipeline {
 
  private:
   void work();
-  void decode_one(reader::FrameDecoder& decoder, std::size_t i);
+  void decode_one(reader::FrameDecoder& decoder, std::vector<HeapEvent>& scratch, std::size_t i);
 
   const reader::Dump& dump_;
   const std::size_t window_;

@@ -92,7 +92,11 @@ std::vector<std::uint64_t> earliest_times(const reader::Dump& dump, unsigned thr
       earliest[i] = scanner.earliest(dump.bytes(), dump.index.frames[i], dump.name());
       pages.drop_frame(dump.index.frames[i]);
       const std::size_t finished = done.fetch_add(1) + 1;
-      if (report && options.progress) options.progress(finished, steps);
+      if (report && options.load_progress) {
+        options.load_progress(finished, steps, LoadProgress{0, dump.file_bytes(), 0});
+      } else if (report && options.progress) {
+        options.progress(finished, steps);
+      }
     }
   };
   run_workers(threads, [&](unsigned worker) { work(worker == 0); });
@@ -131,10 +135,17 @@ Result<StreamedDump> stream_dump(reader::Dump dump, const LoadOptions& options, 
   const std::size_t frames = earliest.size();
   const auto scanned = static_cast<std::size_t>(std::count_if(
       frame_info.begin(), frame_info.end(), [](const reader::FrameInfo& f) { return !f.earliest_ns.has_value(); }));
+  LoadProgress read{0, frame_info.empty() ? 0 : frame_info.back().end_offset(), 0};
   second.progress = [&](std::size_t done, std::size_t) {
-    if (options.progress) options.progress(scanned + done, scanned + frames);
+    if (options.load_progress) {
+      read.bytes_read = done == 0 ? 0 : frame_info[done - 1].end_offset();
+      options.load_progress(scanned + done, scanned + frames, read);
+    } else if (options.progress) {
+      options.progress(scanned + done, scanned + frames);
+    }
   };
   const FrameEventsFn on_events = [&](const LoadedDump& d, std::size_t frame, FrameData& data) {
+    for (const auto& [tid, events] : data.events) read.events += events.size();
     releaser.add(d, data);
     releaser.release_before(bound[frame]);
     pages.drop_frame(frame_info[frame]);

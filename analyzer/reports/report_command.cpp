@@ -139,7 +139,11 @@ int run_report(const ReportOptions& options, std::ostream& out, std::ostream& er
   for (const std::string& path : options.files) {
     ProgressBar bar(stderr, options.progress, "loading " + path, ProgressBar::style_for(STDERR_FILENO));
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
+    load.load_progress = [&bar](std::size_t done, std::size_t total, const LoadProgress& read) {
+      bar.update(done, total, read);
+    };
     auto report = build_heap_report(path, *window, load, symbolizer);
+    load.load_progress = nullptr;
     if (!report) {
       err << "memrec: " << report.error().message << "\n";
       status = std::max(status, exit_code_of(report.error()));

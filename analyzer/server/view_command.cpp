@@ -177,6 +177,9 @@ int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err) {
     const bool early = serves_early(options, path);
     ProgressBar bar(stderr, options.progress, "loading " + path, ProgressBar::style_for(STDERR_FILENO));
     LoadOptions load{options.threads, [&bar](std::size_t done, std::size_t total) { bar.update(done, total); }};
+    load.load_progress = [&bar](std::size_t done, std::size_t total, const LoadProgress& read) {
+      bar.update(done, total, read);
+    };
     AllocationTableBuilder table;
     const auto start = dump_start_ns(path);
     if (!start) {

@@ -125,7 +125,8 @@ void Dump::drop_cut_frames(std::span<const std::size_t> cut_frames) {
 Result<Dump> open_dump(MappedFile file) {
   auto header = parse_file_header(file.bytes(), file.path());
   if (!header) return header.error();
-  auto index = index_frames(file.bytes(), header->size_bytes, header->version, file.path());
+  auto index = index_frames(file.bytes(), header->size_bytes, header->version, file.path(),
+                            [&file](std::uint64_t passed) { file.drop_pages(0, passed); });
   if (!index) return index.error();
   return Dump{std::move(file), std::move(*header), std::move(*index)};
 }

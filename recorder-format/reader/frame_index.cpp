@@ -90,13 +90,20 @@ std::uint64_t FrameInfo::payload_offset() const { return offset + kFrameEnvelope
 std::uint64_t FrameInfo::end_offset() const { return payload_offset() + compressed_bytes; }
 
 Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame,
-                                std::uint16_t format_version, std::string_view name) {
+                                std::uint16_t format_version, std::string_view name,
+                                const std::function<void(std::uint64_t)>& passed) {
+  constexpr std::uint64_t kPassedEvery = std::uint64_t{64} << 20;
   FrameIndex index;
   const bool several_writers = format_version >= kSeveralWritersVersion;
   const std::uint64_t zeros_from = zero_tail_start(file);
   const std::uint64_t tail_unwritten_from = unwritten_from(zeros_from, file.size());
   std::uint64_t at = std::min<std::uint64_t>(first_frame, file.size());
+  std::uint64_t passed_at = at;
   while (at < file.size()) {
+    if (passed && at - passed_at >= kPassedEvery) {
+      passed(at);
+      passed_at = at;
+    }
     // All that is left is zeros: the file was extended but never written.
     if (at >= zeros_from) break;
     if (const auto zeros = several_writers ? unwritten_start(file, at) : std::nullopt) {

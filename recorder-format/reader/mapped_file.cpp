@@ -7,7 +7,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 
@@ -106,6 +108,16 @@ MappedFile& MappedFile::operator=(MappedFile&& other) noexcept {
 }
 
 MappedFile::~MappedFile() { release(); }
+
+void MappedFile::drop_pages(std::uint64_t begin, std::uint64_t end) const {
+  if (map_ == nullptr) return;  // read into memory: DONTNEED would zero it
+  end = std::min<std::uint64_t>(end, map_bytes_);
+  const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto base = reinterpret_cast<std::uintptr_t>(map_);  // page-aligned: mmap's
+  const std::uintptr_t first = (base + begin + page - 1) & ~(page - 1);
+  const std::uintptr_t last = (base + end) & ~(page - 1);
+  if (first < last) ::madvise(reinterpret_cast<void*>(first), last - first, MADV_DONTNEED);
+}
 
 void MappedFile::release() {
   if (map_ != nullptr) ::munmap(map_, map_bytes_);

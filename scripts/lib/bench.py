@@ -55,6 +55,9 @@ def parse_args(argv):
     parser.add_argument("--no-valgrind", action="store_true",
                         help="skip the runs under valgrind's massif and DHAT (once per workload, 20-140× slower)")
     parser.add_argument("--build-dir", default=os.path.join(REPO, "build"), help="meson build directory")
+    parser.add_argument("--large", action="store_true",
+                        help="instead, time memrec report and view on a multi-GB dump (scripts/lib/bench_large.py; "
+                        "`--large --help` lists its options, --large-allocations N among them)")
     args = parser.parse_args(argv)
     if args.reps is None:
         args.reps = 1 if args.quick else 5
@@ -253,6 +256,11 @@ def profile(args, paths, work_dir):
 
 
 def main(argv):
+    if "--large" in argv:  # the analyzer on a multi-GB dump: scripts/lib/bench_large.py
+        import bench_large  # noqa: E402 - only this mode needs it
+        if not any(a.startswith("--build-dir") for a in argv):
+            argv = argv + ["--build-dir", os.path.join(REPO, "build")]
+        return bench_large.main(argv)
     args = parse_args(argv)
     args.build_dir = os.path.abspath(args.build_dir)
     started = time.monotonic()

@@ -58,6 +58,35 @@ TEST_SUITE("common/progress_bar") {
     CHECK(out.find("% after 0 s\n") != std::string::npos);
   }
 
+  TEST_CASE("a load's lines say the bytes read, the events decoded and the time left") {
+    const std::string out = printed([](std::FILE* f) {
+      ProgressBar bar(f, true, "loading big.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(50));
+      const auto start = std::chrono::steady_clock::now();
+      for (std::uint64_t step = 1;; ++step) {
+        if (std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(230)) break;
+        // A tenth of the file per step, 1,000 events a megabyte.
+        bar.update(step, 100, LoadProgress{step * 100'000, 10'000'000, step * 100});
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      }
+    });
+    CAPTURE(out);
+    REQUIRE(out.find('\n') != std::string::npos);
+    const std::string first = out.substr(0, out.find('\n'));
+    CHECK(first.rfind("memrec: loading big.dat: ", 0) == 0);
+    CHECK(first.find(" of 10.0 MB read, ") != std::string::npos);
+    CHECK(first.find(" events decoded, about ") != std::string::npos);
+    CHECK(first.substr(first.size() - 7) == " s left");
+  }
+
+  TEST_CASE("the interval comes from MEMREC_PROGRESS_INTERVAL_MS, else ten seconds") {
+    ::setenv("MEMREC_PROGRESS_INTERVAL_MS", "250", 1);
+    CHECK(ProgressBar::default_interval() == std::chrono::milliseconds(250));
+    ::setenv("MEMREC_PROGRESS_INTERVAL_MS", "soon", 1);
+    CHECK(ProgressBar::default_interval() == std::chrono::seconds(10));
+    ::unsetenv("MEMREC_PROGRESS_INTERVAL_MS");
+    CHECK(ProgressBar::default_interval() == std::chrono::seconds(10));
+  }
+
   TEST_CASE("a short load prints nothing, and a disabled one nothing ever") {
     CHECK(printed([](std::FILE* f) {
             ProgressBar bar(f, true, "loading small.dat", ProgressBar::Style::kLines, std::chrono::milliseconds(10000));

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string_view>
@@ -63,7 +64,11 @@ struct FrameIndex {
 // From kSeveralWritersVersion on, zero bytes at a frame boundary with a frame
 // after them (space a writer reserved and never filled, possibly behind the
 // first bytes of its tag) are listed in `cut` and skipped.
+// `passed` (if set) is called now and then with an offset the index will not
+// read before again: a multi-GB dump's envelopes, one page each, faulted in
+// more than a gigabyte of the mapping before (open_dump drops them).
 Result<FrameIndex> index_frames(std::span<const std::byte> file, std::uint64_t first_frame,
-                                std::uint16_t format_version, std::string_view name);
+                                std::uint16_t format_version, std::string_view name,
+                                const std::function<void(std::uint64_t)>& passed = {});
 
 }  // namespace memrec::reader

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,10 @@ class MappedFile {
   // over a file still being written reads what the first one read.
   void keep_first(std::size_t size) { bytes_ = bytes_.first(std::min(size, bytes_.size())); }
   const std::string& path() const { return path_; }
+  // Gives back the mapping's pages wholly inside [begin, end): the page
+  // cache keeps them, a later read is a minor fault, and they no longer
+  // count in this process's RSS. Nothing for bytes read into memory.
+  void drop_pages(std::uint64_t begin, std::uint64_t end) const;
 
  private:
   MappedFile() = default;
