@@ -3,7 +3,8 @@
 // service (docs/pprof.md). Both are gzipped profile.proto with the sample
 // types of `memrec export --format pprof`; allocs only makes alloc_space the
 // default. Without parameters the heap profile is that export's file, byte
-// for byte; ?at=T and ?seconds=N answer from the allocation table. On a dump
+// for byte (a live dump's: the table's at its settled edge); ?at=T and
+// ?seconds=N answer from the allocation table. On a dump
 // still being followed, ?seconds=N without ?at is the next N seconds from
 // its live edge: http_server.cpp waits for them outside the lock.
 #include <algorithm>
@@ -127,7 +128,12 @@ ApiAnswer api_pprof(const ViewData& data, PprofProfile profile, const ParamFn& p
   const bool allocs = profile == PprofProfile::kAllocs;
   ApiAnswer answer;
   answer.file = ApiFile{{}, "application/octet-stream", "profile"};
-  if (!seconds && !param("at") && !live) {
+  if (!seconds && !param("at") && !live && d.followed_edge_ns) {
+    // A live dump's whole-run report runs past the events read for certain
+    // (later frames may still hold earlier ones): its profile is the table's
+    // at the settled edge, and says that edge is its time.
+    end = *d.followed_edge_ns > d.start_ns() ? *d.followed_edge_ns - d.start_ns() : 0;
+  } else if (!seconds && !param("at") && !live) {
     answer.file->bytes =
         allocs ? export_pprof_values(d.report, {}, {d.report.dump.header.start_wall_ns, d.report.duration_ns, true})
                : export_pprof({&d.report});

@@ -209,3 +209,33 @@ def test_waits_on_a_live_dump_are_capped_so_the_page_keeps_its_workers(build, tm
         # and once they are answered a wait is taken again
         code, _, body = get_slowly(view, f"/debug/pprof/allocs?seconds=1&dump={live['id']}")
         assert code == 200, body[:300]
+
+
+@needs_go
+def test_go_tool_pprof_reads_the_heap_at_a_live_edge_as_the_finished_dump_gives_it(build, tmp_path):
+    with followed_growth_service(build, tmp_path) as (service, view):
+        live = wait_for(view, lambda ds: [d for d in ds if d["state"] == "live" and d["allocations"] > 100],
+                        "a live dump with allocations")[0]
+        dump_id = live["id"]
+        # when go tool pprof reads the heap of a service still running
+        over_http = pprof_top(tmp_path, f"http://127.0.0.1:{view.port}/debug/pprof/heap?dump={dump_id}",
+                              "inuse_space")
+        # then the cache it grows holds a whole number of its 1,000-byte entries
+        assert over_http["cache_insert"] > 0 and over_http["cache_insert"] % 1000 == 0, over_http
+        # and a heap profile taken at a live edge (its duration ends at that edge) ...
+        code, _, body = view.get(f"/debug/pprof/heap?dump={dump_id}")
+        assert code == 200, body[:300]
+        live_profile = tmp_path / "live_heap.pb.gz"
+        live_profile.write_bytes(body)
+        fields = proto_fields(gzip.decompress(body))
+        edge = fields[9] - live["start_wall_ns"] + fields[10]
+        at_edge = pprof_top(tmp_path, str(live_profile), "inuse_space")
+        # ... is what the finished dump says was in use at that instant
+        service.send_signal(signal.SIGTERM)
+        assert service.wait(timeout=support.TIMEOUT_S) == 0
+        wait_for(view, lambda ds: [d for d in ds if d["id"] == dump_id and d["state"] == "ended"], "the dump to end")
+        code, _, body = view.get(f"/debug/pprof/heap?at={edge}ns&dump={dump_id}")
+        assert code == 200, body[:300]
+        ended_profile = tmp_path / "ended_heap.pb.gz"
+        ended_profile.write_bytes(body)
+        assert pprof_top(tmp_path, str(ended_profile), "inuse_space") == at_edge
