@@ -28,8 +28,8 @@ class ViewServer:
     def __init__(self, proc, host, port, url_line):
         self.proc, self.host, self.port, self.url_line = proc, host, port, url_line
 
-    def get(self, path: str) -> tuple[int, dict, bytes]:
-        conn = http.client.HTTPConnection(self.host, self.port, timeout=10)
+    def get(self, path: str, timeout: float = 10) -> tuple[int, dict, bytes]:
+        conn = http.client.HTTPConnection(self.host, self.port, timeout=timeout)
         try:
             conn.request("GET", path)
             response = conn.getresponse()

@@ -9,7 +9,6 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import gzip
-import http.client
 import signal
 
 import memrec_support as support
@@ -178,24 +177,13 @@ def test_seconds_beyond_the_wait_cap_on_a_live_dump_is_refused(build, tmp_path):
         assert "at most 60 s" in body.decode() and "?at=T" in body.decode(), body
 
 
-def get_slowly(view, path):
-    """GET with room for a ?seconds wait: (status, headers, body)."""
-    conn = http.client.HTTPConnection(view.host, view.port, timeout=120)
-    try:
-        conn.request("GET", path)
-        response = conn.getresponse()
-        return response.status, dict(response.getheaders()), response.read()
-    finally:
-        conn.close()
-
-
 def test_waits_on_a_live_dump_are_capped_so_the_page_keeps_its_workers(build, tmp_path):
     with followed_growth_service(build, tmp_path) as (service, view):
         live = wait_for(view, lambda ds: [d for d in ds if d["state"] == "live"], "a live dump")[0]
         # when five requests ask for the next 8 s of a live dump at once
         path = f"/debug/pprof/allocs?seconds=8&dump={live['id']}"
         with concurrent.futures.ThreadPoolExecutor(max_workers=5) as pool:
-            asked = [pool.submit(get_slowly, view, path) for _ in range(5)]
+            asked = [pool.submit(view.get, path, 120) for _ in range(5)]
             # then one of them is refused at once with a sentence and a Retry-After,
             # while the page's own requests are still answered
             refused = next(concurrent.futures.as_completed(asked)).result()
@@ -207,7 +195,7 @@ def test_waits_on_a_live_dump_are_capped_so_the_page_keeps_its_workers(build, tm
             # and the four others are answered
             assert sorted(a.result()[0] for a in asked) == [200, 200, 200, 200, 503]
         # and once they are answered a wait is taken again
-        code, _, body = get_slowly(view, f"/debug/pprof/allocs?seconds=1&dump={live['id']}")
+        code, _, body = view.get(f"/debug/pprof/allocs?seconds=1&dump={live['id']}", 120)
         assert code == 200, body[:300]
 
 
