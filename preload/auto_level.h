@@ -32,9 +32,18 @@ class AutoLevel {
   // (version 5's frames are fewer: sqlite3 writes 14, and climbing one level
   // a frame left several of them below the top); one down when it is over a
   // quarter, which also makes the writer busy().
-  constexpr void frame_done(std::uint64_t fill_ns, std::uint64_t compress_ns) {
+  //
+  // `no_spare_cpu`: the process kept every CPU it may run on busy while the
+  // frame filled. The writer's time then is the program's time whether or
+  // not the writer itself is busy, so the level drops to 1 as after
+  // backpressure. Two program threads on two CPUs: each pool writer's frames
+  // fill slowly, so by the rule above it climbed to level 7-12 and took a
+  // third more CPU than level 1 from the program (churn-2t).
+  constexpr void frame_done(std::uint64_t fill_ns, std::uint64_t compress_ns, bool no_spare_cpu = false) {
     busy_ = compress_ns * 4 > fill_ns;
-    if (compress_ns == 0) {
+    if (no_spare_cpu) {
+      level_ = kFloor;
+    } else if (compress_ns == 0) {
       level_ = top_;
     } else if (compress_ns * 8 < fill_ns) {
       for (std::uint64_t cost = compress_ns * 8; cost < fill_ns && level_ < top_; cost *= 2) ++level_;

@@ -23,6 +23,13 @@ inline std::uint64_t thread_cpu_ns() {
   return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
 }
 
+// The whole process's CPU time, every thread's: a syscall, cold paths only.
+inline std::uint64_t process_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000u + static_cast<std::uint64_t>(ts.tv_nsec);
+}
+
 inline std::uint64_t wall_ns() {
   timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

@@ -95,9 +95,9 @@ bool FrameCompressor::setup() {
   // program's loss (auto_level.h).
   cpu_set_t cpus;
   if (sched_getaffinity(0, sizeof(cpus), &cpus) == 0) {
-    int count = 0;
-    for (int cpu = 0; cpu < CPU_SETSIZE && count < 2; ++cpu) count += CPU_ISSET(cpu, &cpus) ? 1 : 0;
-    if (count < 2) auto_level_ = AutoLevel(AutoLevel::kBase);
+    // Counted by hand: CPU_COUNT would import glibc's __sched_cpucount.
+    for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) cpus_ += CPU_ISSET(cpu, &cpus) ? 1 : 0;
+    if (cpus_ < 2) auto_level_ = AutoLevel(AutoLevel::kBase);
   }
   cctx_ = ZSTD_initStaticCCtx(cctx_mem_, cctx_bytes_);
   if (cctx_ == nullptr ||
@@ -119,6 +119,13 @@ bool FrameCompressor::setup() {
   return true;
 }
 
+bool FrameCompressor::set_tables(int level) {
+  const ZSTD_compressionParameters p = auto_level_params(level);
+  return !ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_windowLog, static_cast<int>(p.windowLog))) &&
+         !ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_hashLog, static_cast<int>(p.hashLog))) &&
+         !ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_chainLog, static_cast<int>(p.chainLog)));
+}
+
 bool FrameCompressor::begin(std::size_t payload_bytes, std::uint64_t earliest_ns, std::uint64_t fill_ns,
                             FramePlacement placement) {
   placement_ = placement;
@@ -132,10 +139,18 @@ bool FrameCompressor::begin(std::size_t payload_bytes, std::uint64_t earliest_ns
   const bool waited = waits != waits_seen_ && auto_level_.busy();
   waits_seen_ = waits;
   if (waited) auto_level_.backpressure();
+  // Busy CPUs while the frame filled: the process's CPU time over the fill
+  // time, compared with what it may use, less half a CPU for the noise of
+  // the window's ends. (A fork child's clock starts again below the parent's.)
+  const std::uint64_t cpu_ns = process_cpu_ns();
+  const std::uint64_t used_ns = cpu_ns > process_cpu_ns_ ? cpu_ns - process_cpu_ns_ : 0;
+  process_cpu_ns_ = cpu_ns;
+  no_spare_cpu_ = g_options.zstd_level == 0 && cpus_ != 0 && fill_ns != 0 && 2 * used_ns >= (2 * cpus_ - 1) * fill_ns;
   const int level = g_options.zstd_level != 0 ? g_options.zstd_level : auto_level_.level();
   if (ZSTD_isError(ZSTD_CCtx_reset(cctx_, ZSTD_reset_session_only)) ||
       ZSTD_isError(ZSTD_CCtx_setParameter(cctx_, ZSTD_c_compressionLevel, level)) ||
-      ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx_, payload_bytes))) {
+      ZSTD_isError(ZSTD_CCtx_setPledgedSrcSize(cctx_, payload_bytes)) ||
+      (g_options.zstd_level == 0 && !set_tables(level))) {
     zstd_failed("zstd refused a new frame");
     return false;
   }
@@ -150,7 +165,7 @@ bool FrameCompressor::begin(std::size_t payload_bytes, std::uint64_t earliest_ns
 
 void FrameCompressor::write_compressed() {
   compressing_ = false;
-  auto_level_.frame_done(fill_ns_, compress_ns_);
+  auto_level_.frame_done(fill_ns_, compress_ns_, no_spare_cpu_);
   const std::size_t compressed = format::kEarliestBytes + out_;
   format::encode_frame_envelope(std::span<std::byte, format::kFrameEnvelopeBytes>(zbuf_, format::kFrameEnvelopeBytes),
                                 static_cast<std::uint32_t>(compressed), static_cast<std::uint32_t>(in_));

@@ -78,6 +78,7 @@ class FrameCompressor {
 
  private:
   void write_compressed();
+  bool set_tables(int level);
 
   std::byte* payload_ = nullptr;  // kPayloadBytes
   std::byte* zbuf_ = nullptr;
@@ -94,9 +95,12 @@ class FrameCompressor {
   ColumnEnds column_ends_ = {};  // where the payload's columns end (0: none)
   std::size_t out_ = 0;          // compressed bytes so far, after the envelope and the note
   FramePlacement placement_;
-  std::uint64_t fill_ns_ = 0;      // how long the frame took to fill
-  std::uint64_t compress_ns_ = 0;  // spent compressing it so far
-  std::uint64_t waits_seen_ = 0;   // backpressure waits counted when the last frame began
+  std::uint64_t fill_ns_ = 0;         // how long the frame took to fill
+  std::uint64_t compress_ns_ = 0;     // spent compressing it so far
+  std::uint64_t waits_seen_ = 0;      // backpressure waits counted when the last frame began
+  std::uint32_t cpus_ = 0;            // CPUs the process may run on (0: unknown)
+  std::uint64_t process_cpu_ns_ = 0;  // the process's CPU time when the last frame began
+  bool no_spare_cpu_ = false;         // the process used every CPU while the frame filled
   std::uint64_t frames_ = 0;
   std::uint64_t bytes_written_ = 0;
 };

@@ -76,4 +76,17 @@ TEST_SUITE("preload/auto_level") {
     for (int i = 0; i < 10; ++i) a.frame_done(1000, 0);
     CHECK(a.level() == AutoLevel::kBase);
   }
+  TEST_CASE("a frame that filled while the process used every CPU drops to the floor, however idle the writer") {
+    AutoLevel a;
+    for (int i = 0; i < 10; ++i) a.frame_done(1000, 0);
+    REQUIRE(a.level() == AutoLevel::kTop);
+    a.frame_done(1000, 10, true);
+    CHECK(a.level() == AutoLevel::kFloor);
+    // It does not climb while the CPUs stay taken,
+    a.frame_done(1'000'000, 0, true);
+    CHECK(a.level() == AutoLevel::kFloor);
+    // and climbs as before once one is spare.
+    a.frame_done(1000, 100);
+    CHECK(a.level() == AutoLevel::kFloor + 1);
+  }
 }
