@@ -1,5 +1,6 @@
 // Figures over rows skip the row blocks freed before the instant asked and
-// split the rest in two parts, in parallel (common/parallel_for.h).
+// split the rest in two parts, in parallel (common/parallel_for.h); each
+// part reads its rows a coded block at a time (BlockReader).
 #include "model/window_figures.h"
 
 #include <algorithm>
@@ -17,6 +18,28 @@ template <typename Fn>
 void split_rows(std::size_t n, const Fn& fn) {
   parallel_parts(std::size_t{0}, n, n < kParallelRows ? 1 : 2,
                  [&](std::size_t b, std::size_t e, std::size_t part) { fn(b, e, static_cast<int>(part)); });
+}
+
+// Calls fn(part, reader, first, begin, end) for rows [lo, hi) by block: the
+// block holding rows [begin, end) is loaded in `reader`, its row i at i −
+// first. In two parts of whole blocks, in parallel, when large. `wanted(b)`
+// says whether block b is worth loading.
+template <typename Wanted, typename Fn>
+void scan_blocks(const AllocationTable& t, std::uint32_t lo, std::uint32_t hi,
+                 std::initializer_list<std::size_t> columns, const Wanted& wanted, const Fn& fn) {
+  if (hi <= lo) return;
+  const std::size_t b0 = lo / kBlockValues;
+  const std::size_t b1 = (hi - 1) / kBlockValues + 1;
+  const std::size_t parts = hi - lo < kParallelRows ? 1 : 2;
+  parallel_parts(b0, b1, parts, [&](std::size_t first_block, std::size_t end_block, std::size_t part) {
+    BlockReader reader(t.row_blocks(), columns);
+    for (std::size_t b = first_block; b < end_block; ++b) {
+      if (!wanted(b)) continue;
+      const std::uint32_t first = reader.load(b);
+      fn(static_cast<int>(part), reader, first, std::max(lo, first),
+         static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{first} + kBlockValues)));
+    }
+  });
 }
 
 // The time of the last event before the cursor (0 at position 0).
@@ -109,23 +132,31 @@ SiteLive live_by_site(const AllocationTable& t, const EventCursor& at) {
   const std::uint64_t time = last_event_time(t, at);
   const std::vector<std::uint32_t> tie = done_at_tie(t, at, time);
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;
-  const std::size_t blocks = (std::size_t{at.rows} + kS - 1) / kS;
-  SiteLive second{std::vector<std::uint64_t>(n, 0), std::vector<std::uint64_t>(n, 0)};
-  split_rows(blocks, [&](std::size_t b0, std::size_t b1, int part) {
-    SiteLive& into = part == 0 ? out : second;
-    for (std::size_t b = b0; b < b1; ++b) {
-      if (t.skip_max_free(b) < time) continue;
-      const auto end = static_cast<std::uint32_t>(std::min<std::size_t>((b + 1) * kS, at.rows));
-      for (auto r = static_cast<std::uint32_t>(b * kS); r < end; ++r) {
-        const std::uint64_t f = t.free_ns(r);
-        if (f < time || (f == time && std::binary_search(tie.begin(), tie.end(), r))) continue;
-        const std::uint32_t s = t.site(r);
-        if (s == kNoSite) continue;
-        into.bytes[s] += t.size(r);
-        ++into.count[s];
-      }
+  // A block is read if a skip block of it has a row freed at or after `time`.
+  const auto wanted = [&](std::size_t b) {
+    const std::size_t end_row = std::min<std::size_t>((b + 1) * kBlockValues, at.rows);
+    for (std::size_t i = b * kBlockValues / kS; i * kS < end_row; ++i) {
+      if (t.skip_max_free(i) >= time) return true;
     }
-  });
+    return false;
+  };
+  SiteLive second{std::vector<std::uint64_t>(n, 0), std::vector<std::uint64_t>(n, 0)};
+  scan_blocks(t, 0, at.rows, {kRowSize, kRowStack}, wanted,
+              [&](int part, const BlockReader& reader, std::uint32_t first, std::uint32_t begin, std::uint32_t end) {
+                SiteLive& into = part == 0 ? out : second;
+                for (std::uint32_t r = begin; r < end; ++r) {
+                  if (t.skip_max_free(r / kS) < time) {
+                    r = (r / kS + 1) * kS - 1;
+                    continue;
+                  }
+                  const std::uint64_t f = t.free_ns(r);
+                  if (f < time || (f == time && std::binary_search(tie.begin(), tie.end(), r))) continue;
+                  const std::uint32_t s = t.site_of_stack(static_cast<std::uint32_t>(reader[kRowStack][r - first]));
+                  if (s == kNoSite) continue;
+                  into.bytes[s] += reader[kRowSize][r - first];
+                  ++into.count[s];
+                }
+              });
   for (std::size_t s = 0; s < n; ++s) {
     out.bytes[s] += second.bytes[s];
     out.count[s] += second.count[s];
@@ -141,11 +172,13 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& w) {
   const std::uint32_t hi = rows_until(t, w.to_ns);
   std::vector<SiteFigures> parts[2] = {std::vector<SiteFigures>(n), std::vector<SiteFigures>(n)};
   HeapTotals part_totals[2];
-  split_rows(hi > lo ? hi - lo : 0, [&](std::size_t b, std::size_t e, int part) {
+  const auto every = [](std::size_t) { return true; };
+  scan_blocks(t, lo, hi, {kRowTime, kRowSize, kRowStack}, every,
+              [&](int part, const BlockReader& reader, std::uint32_t first, std::uint32_t begin, std::uint32_t end) {
     std::vector<SiteFigures>& into = parts[part];
     HeapTotals& pt = part_totals[part];
-    for (std::uint32_t r = lo + static_cast<std::uint32_t>(b); r < lo + e; ++r) {
-      const std::uint64_t size = t.size(r);
+    for (std::uint32_t r = begin; r < end; ++r) {
+      const std::uint64_t size = reader[kRowSize][r - first];
       const std::uint64_t f = t.free_ns(r);
       const bool temporary = t.temporary(r) && f <= w.to_ns;
       const bool leaked = f > w.to_ns || f == kNeverFreed;  // also when to is the end of time
@@ -159,9 +192,9 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& w) {
         ++pt.histograms.unfreed;
         pt.histograms.unfreed_bytes += size;
       } else {
-        pt.histograms.lifetimes.add(f - t.alloc_ns(r), size);
+        pt.histograms.lifetimes.add(f - reader[kRowTime][r - first], size);
       }
-      const std::uint32_t s = t.site(r);
+      const std::uint32_t s = t.site_of_stack(static_cast<std::uint32_t>(reader[kRowStack][r - first]));
       if (s == kNoSite) continue;
       SiteFigures& sf = into[s];
       ++sf.allocations;
