@@ -189,11 +189,11 @@ void AllocationTable::set_sites_by_stack(std::uint32_t sites) {
 }
 
 std::uint64_t AllocationTable::memory_bytes() const {
-  return rows_.memory_bytes() + bytes_of(free_ns_) + bytes_of(temporary_) + bytes_of(free_order_) + bytes_of(order_) +
-         bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) + bytes_of(realloc_rows_) + bytes_of(replaced_rows_) +
-         bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) + bytes_of(mmap_ns_) + bytes_of(site_offsets_) +
-         bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_) +
-         bytes_of(site_of_stack_) + by_stack_bytes();
+  return rows_.memory_bytes() + bytes_of(free_ns_) + lifetimes_.memory_bytes() + bytes_of(temporary_) +
+         frees_.memory_bytes() + bytes_of(order_) + bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) +
+         bytes_of(realloc_rows_) + bytes_of(replaced_rows_) + bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) +
+         bytes_of(mmap_ns_) + bytes_of(site_offsets_) + bytes_of(site_rows_) + bytes_of(skip_max_free_) +
+         bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_) + bytes_of(site_of_stack_) + by_stack_bytes();
 }
 
 std::uint64_t AllocationTable::by_stack_bytes() const {
@@ -244,7 +244,10 @@ void AllocationTableBuilder::take(const HeapEvent& e, std::uint32_t thread, std:
 void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
   HeapCheckpoint& cp = begin_event(false);
   t_.free_ns_[row] = time_ns;
-  t_.free_order_.push_back(row);
+  t_.frees_.push({time_ns, row});
+  if (!t_.by_stack_ && --coded_live_[row / kBlockValues] == 0 && t_.rows() >= (row / kBlockValues + 1) * kBlockValues) {
+    seal_lifetimes(row / kBlockValues);
+  }
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;
   // Times never go back: a block's last free is its latest (kNeverFreed
   // while a row of it is live, so a growing table is always exact).
@@ -297,6 +300,10 @@ void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, 
     block_live_.push_back(0);
   }
   ++block_live_[row / kS];
+  if (!t_.by_stack_) {
+    if (row % kBlockValues == 0) coded_live_.push_back(0);
+    ++coded_live_[row / kBlockValues];
+  }
   t_.skip_max_free_[row / kS] = kNeverFreed;
   t_.free_ns_.push_back(kNeverFreed);
   if (row % 64 == 0) t_.temporary_.push_back(0);
@@ -332,10 +339,33 @@ void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread, s
   if (e.realloc) realloc_pending_[thread] = row;
 }
 
+// A block's lifetimes, coded when its rows are all freed (their free times
+// are still in the cache) or at finish().
+void AllocationTableBuilder::seal_lifetimes(std::size_t block) {
+  BlockValues times;
+  BlockValues lives;
+  const std::uint64_t* alloc = t_.rows_.read(kRowTime, block, times);
+  const std::size_t first = block * kBlockValues;
+  const std::size_t n = std::min<std::size_t>(kBlockValues, t_.rows() - first);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t f = t_.free_ns_[first + i];
+    lives[i] = f == kNeverFreed ? 0 : f - alloc[i] + 1;
+  }
+  t_.lifetimes_.seal(block, lives.data(), n);
+}
+
 AllocationTable AllocationTableBuilder::finish() {
   AllocationTable& t = t_;
   checkpoint();                                // the state after the last event, when it ends a block
   block_live_ = std::vector<std::uint16_t>();  // not `= {}`, which keeps the room
+  if (!t.by_stack_) {
+    for (std::size_t b = 0; b < t.rows_.blocks(); ++b) {
+      if (!t.lifetimes_.sealed(b)) seal_lifetimes(b);
+    }
+    t.free_ns_ = SpillColumn<std::uint64_t>();
+    t.lifetimes_sealed_ = true;
+    coded_live_ = std::vector<std::uint16_t>();
+  }
   t.realloc_by_from_.reserve(t.realloc_by_to_.size());
   for (const auto& [to, from] : t.realloc_by_to_) t.realloc_by_from_.emplace_back(from, to);
   std::sort(t.realloc_by_from_.begin(), t.realloc_by_from_.end());

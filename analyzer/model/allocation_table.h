@@ -21,6 +21,7 @@
 #include "load/ordered_events.h"
 #include "model/address_map.h"
 #include "model/column_blocks.h"
+#include "model/sealed_blocks.h"
 #include "model/spill_column.h"
 
 namespace memrec::analyzer {
@@ -30,6 +31,8 @@ inline constexpr std::uint32_t kNoSite = std::numeric_limits<std::uint32_t>::max
 
 // The columns of AllocationTable::row_blocks(), set once a row is written.
 enum RowColumn : std::size_t { kRowTime, kRowSize, kRowStack, kRowAddress, kRowThread };
+// The columns of AllocationTable::free_blocks(): the k-th free's time and row.
+enum FreeColumn : std::size_t { kFreeTime, kFreeRow };
 
 // The state after a prefix of the merged event sequence, saved every
 // kCheckpointEvents events, with the highest heap reached in the block of
@@ -51,22 +54,25 @@ class AllocationTable {
   static constexpr std::uint32_t kSkipRows = 256;  // rows per entry of the skip index
 
   std::size_t rows() const { return rows_.size(); }
-  std::size_t frees() const { return free_order_.size(); }
+  std::size_t frees() const { return frees_.size(); }
   std::uint64_t events() const { return rows() + frees(); }
 
   // Absolute CLOCK_MONOTONIC ns, as in the dump.
   // Each of these reads the row's block through a small per-thread cache of
   // decoded blocks; a scan of many rows reads whole blocks (row_blocks()).
   std::uint64_t alloc_ns(std::uint32_t row) const { return rows_.get(kRowTime, row); }
-  std::uint64_t free_ns(std::uint32_t row) const { return free_ns_[row]; }  // kNeverFreed: live at the end
+  // kNeverFreed: live at the end.
+  std::uint64_t free_ns(std::uint32_t row) const {
+    if (!lifetimes_sealed_) return free_ns_[row];
+    const std::uint64_t life = lifetimes_.get(row);
+    return life == 0 ? kNeverFreed : alloc_ns(row) + (life - 1);
+  }
   std::uint64_t size(std::uint32_t row) const { return rows_.get(kRowSize, row); }
   // kNoSite before set_sites.
   std::uint32_t site(std::uint32_t row) const { return site_of_stack(stack(row)); }
   std::uint64_t address(std::uint32_t row) const { return rows_.get(kRowAddress, row); }
   // LoadedDump::threads index
-  std::uint32_t thread(std::uint32_t row) const {
-    return static_cast<std::uint32_t>(rows_.get(kRowThread, row));
-  }
+  std::uint32_t thread(std::uint32_t row) const { return static_cast<std::uint32_t>(rows_.get(kRowThread, row)); }
   // Freed by its own thread before that thread allocated again (the report's "temporary").
   bool temporary(std::uint32_t row) const { return ((temporary_[row >> 6] >> (row & 63)) & 1) != 0; }
   // The RowColumns by block of kBlockValues rows, for scans (BlockReader).
@@ -79,8 +85,13 @@ class AllocationTable {
   bool replaced(std::uint32_t row) const;
 
   // The k-th free in merged order: its row and time.
-  std::uint32_t free_row(std::uint32_t k) const { return free_order_[k]; }
-  std::uint64_t free_time(std::uint32_t k) const { return free_ns_[free_order_[k]]; }
+  std::uint32_t free_row(std::uint32_t k) const { return static_cast<std::uint32_t>(frees_.get(kFreeRow, k)); }
+  std::uint64_t free_time(std::uint32_t k) const { return frees_.get(kFreeTime, k); }
+  // A finished table's lifetimes by row block (free − allocation + 1, 0
+  // never freed); none while the table grows (free_ns reads its raw column).
+  const SealedBlocks* lifetime_blocks() const { return lifetimes_sealed_ ? &lifetimes_ : nullptr; }
+  // The frees in merged order by block of kBlockValues (FreeColumn), for walks and searches.
+  const ColumnBlocks& free_blocks() const { return frees_; }
   // Whether the event at `position` of the merged sequence (rows and frees
   // before it) is an allocation. The replay's order is kept as it was, a bit
   // an event, so the merge is exact also where times tie (a thread's malloc
@@ -114,9 +125,7 @@ class AllocationTable {
   std::uint64_t skip_max_temporary_free(std::size_t i) const { return skip_max_temporary_free_[i]; }
 
   // The stack id of each row; set_sites maps stacks to sites.
-  std::uint32_t stack(std::uint32_t row) const {
-    return static_cast<std::uint32_t>(rows_.get(kRowStack, row));
-  }
+  std::uint32_t stack(std::uint32_t row) const { return static_cast<std::uint32_t>(rows_.get(kRowStack, row)); }
   // Maps every row's stack id to its call site (kNoSite if not in `site_of_stack`)
   // and builds the per-site index; `sites` is the number of sites. A growing
   // table (AllocationTableBuilder's Growing) keeps its rows' stack ids and
@@ -136,9 +145,14 @@ class AllocationTable {
   std::uint64_t by_stack_bytes() const;
 
   ColumnBlocks rows_{Coding::kAscending, Coding::kPlain, Coding::kPlain, Coding::kZigzagDelta, Coding::kPlain};
+  // Free times by row as they come; a finished table codes them as
+  // lifetimes by row block (free − allocation + 1, 0 never freed), each
+  // block once its rows are all freed, the rest at finish(), and drops them.
   SpillColumn<std::uint64_t> free_ns_;
-  SpillColumn<std::uint64_t> temporary_;  // bit r: row r is temporary
-  SpillColumn<std::uint32_t> free_order_;
+  SealedBlocks lifetimes_;
+  bool lifetimes_sealed_ = false;
+  SpillColumn<std::uint64_t> temporary_;                          // bit r: row r is temporary
+  ColumnBlocks frees_{Coding::kAscending, Coding::kZigzagDelta};  // FreeColumn
   SpillColumn<std::uint64_t> order_;  // bit p of the merged sequence: 1 an allocation, 0 a free
   std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_from_;  // (from, to), sorted
   std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_to_;    // (to, from), sorted
@@ -210,6 +224,7 @@ class AllocationTableBuilder final : public TaggedEventSink {
   void release(std::uint32_t row, std::uint64_t time_ns);
   HeapCheckpoint& begin_event(bool alloc);
   void checkpoint();
+  void seal_lifetimes(std::size_t block);
 
   AllocationTable t_;
   std::uint64_t max_rows_;
@@ -222,6 +237,7 @@ class AllocationTableBuilder final : public TaggedEventSink {
   // random reads of spilled columns (a 500 M-allocation dump: 6 s of a
   // 125 s load, on one thread).
   std::vector<std::uint16_t> block_live_;  // by kSkipRows block: its rows not freed yet
+  std::vector<std::uint16_t> coded_live_;  // by kBlockValues block: its rows not freed yet (not Growing)
   std::uint64_t heap_bytes_ = 0;           // the heap after the events so far
   std::uint64_t live_count_ = 0;
   std::uint32_t temporary_frees_ = 0;  // frees of temporary rows so far

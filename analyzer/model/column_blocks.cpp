@@ -100,9 +100,12 @@ std::uint64_t ColumnBlocks::memory_bytes() const {
 }
 
 BlockReader::BlockReader(const ColumnBlocks& blocks, std::initializer_list<std::size_t> columns)
-    : blocks_(blocks), columns_(columns), scratch_(columns.size()) {}
+    : blocks_(blocks), columns_(columns) {}
 
+// The buffers are made at the first load: a scan of a site without rows
+// in the range pays nothing.
 std::uint32_t BlockReader::load(std::size_t b) {
+  if (scratch_.size() != columns_.size()) scratch_.resize(columns_.size());
   for (std::size_t i = 0; i < columns_.size(); ++i) values_[columns_[i]] = blocks_.read(columns_[i], b, scratch_[i]);
   return static_cast<std::uint32_t>(b * kBlockValues);
 }

@@ -56,8 +56,8 @@ class SpillColumn {
     const std::size_t first = size_ * sizeof(T);
     const std::size_t last = (size_ + n) * sizeof(T);
     // Each MiB that the values start is readied before it is written.
-    for (std::size_t b = (first + SpillBuffer::kPrepareBytes - 1) / SpillBuffer::kPrepareBytes *
-                         SpillBuffer::kPrepareBytes;
+    for (std::size_t b =
+             (first + SpillBuffer::kPrepareBytes - 1) / SpillBuffer::kPrepareBytes * SpillBuffer::kPrepareBytes;
          b < last; b += SpillBuffer::kPrepareBytes) {
       buf_.prepare(b);
     }
