@@ -1,4 +1,4 @@
-// The first pass costs one more load of the dump and 36 bytes an allocation
+// The first pass costs one more load of the dump and ~14 bytes an allocation
 // (model/allocation_table.h) while it runs; exports without filters skip it.
 #include "export/allocation_selection.h"
 

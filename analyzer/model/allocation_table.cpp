@@ -31,16 +31,6 @@ std::uint64_t bytes_of(const SpillColumn<T>& v) {
 
 }  // namespace
 
-std::uint64_t AllocationTable::address(std::uint32_t row) const {
-  const std::uint64_t a = meta_[row] & kAddrMask;
-  return a != kAddrMask ? a : big_addrs_.at(row);
-}
-
-std::uint32_t AllocationTable::thread(std::uint32_t row) const {
-  const auto t = static_cast<std::uint32_t>((meta_[row] >> kAddrBits) & kThreadMask);
-  return t != kThreadMask ? t : big_threads_.at(row);
-}
-
 // The checkpoint block that holds the k-th free, then its bits, a word at a time.
 std::uint32_t AllocationTable::rows_before_free(std::uint32_t k) const {
   const auto cp = std::upper_bound(checkpoints_.begin(), checkpoints_.end(), k,
@@ -89,33 +79,40 @@ std::pair<const std::uint32_t*, const std::uint32_t*> AllocationTable::site_rows
   return {site_rows_.data() + site_offsets_[site], site_rows_.data() + site_offsets_[site + 1]};
 }
 
-// Two passes over the rows, each split in halves (in parallel) past a
-// million rows: mapping stacks to sites and counting, then placing each row
-// in its site's list (the second half after the first's rows of each site).
-// Most of their time is the kernel making site_rows_' new pages: a 500
-// M-allocation dump's index took 6.6 s on one thread.
+// Two passes over the rows' stacks, each split in halves (in parallel) past
+// a million rows: counting per site, then placing each row in its site's
+// list (the second half after the first's rows of each site). Most of their
+// time is the kernel making site_rows_' new pages: a 500 M-allocation dump's
+// index took 6.6 s on one thread.
 void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uint32_t>& site_of_stack,
                                 std::uint32_t sites) {
   std::uint32_t max_stack = 0;
   for (const auto& [stack, site] : site_of_stack) max_stack = std::max(max_stack, stack);
-  std::vector<std::uint32_t> dense(std::size_t{max_stack} + 1, kNoSite);
-  for (const auto& [stack, site] : site_of_stack) dense[stack] = site < sites ? site : kNoSite;
+  site_of_stack_.assign(std::size_t{max_stack} + 1, kNoSite);
+  for (const auto& [stack, site] : site_of_stack) site_of_stack_[stack] = site < sites ? site : kNoSite;
   if (by_stack_) {
-    set_sites_by_stack(dense, sites);
+    set_sites_by_stack(sites);
     return;
   }
-  const std::size_t n = site_.size();
-  const std::size_t parts = n >= (1u << 20) ? 2 : 1;
-  const auto part_begin = [&](std::size_t p) { return static_cast<std::uint32_t>(n * p / parts); };
+  const std::size_t blocks = rows_.blocks();
+  const std::size_t parts = rows() >= (1u << 20) ? 2 : 1;
+  const auto part_begin = [&](std::size_t p) { return blocks * p / parts; };
   const auto on_parts = [&](const auto& fn) { parallel_for(parts, worker_threads(), fn); };
-  std::vector<std::vector<std::uint32_t>> counts(parts, std::vector<std::uint32_t>(sites, 0));
-  on_parts([&](std::size_t p) {
-    for (std::uint32_t r = part_begin(p); r < part_begin(p + 1); ++r) {
-      std::uint32_t& s = site_[r];
-      s = s < dense.size() ? dense[s] : kNoSite;
-      if (s != kNoSite) ++counts[p][s];
+  // Calls fn(row, site) for the rows of part p that have a site.
+  const auto each_row = [&](std::size_t p, const auto& fn) {
+    BlockReader reader(rows_, {kRowStack});
+    for (std::size_t b = part_begin(p); b < part_begin(p + 1); ++b) {
+      const std::uint32_t first = reader.load(b);
+      const std::uint64_t* stacks = reader[kRowStack];
+      const auto end = static_cast<std::uint32_t>(std::min<std::size_t>(rows() - first, kBlockValues));
+      for (std::uint32_t i = 0; i < end; ++i) {
+        const std::uint32_t s = this->site_of_stack(static_cast<std::uint32_t>(stacks[i]));
+        if (s != kNoSite) fn(first + i, s);
+      }
     }
-  });
+  };
+  std::vector<std::vector<std::uint32_t>> counts(parts, std::vector<std::uint32_t>(sites, 0));
+  on_parts([&](std::size_t p) { each_row(p, [&](std::uint32_t, std::uint32_t s) { ++counts[p][s]; }); });
   site_offsets_.assign(std::size_t{sites} + 1, 0);
   for (std::uint32_t s = 0; s < sites; ++s) {
     std::uint32_t in_site = 0;
@@ -135,16 +132,14 @@ void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uin
   on_parts([&](std::size_t p) {
     site_rows_.prepare(total * p / parts, total * (p + 1) / parts);
     std::vector<std::uint32_t>& f = fill[p];
-    for (std::uint32_t r = part_begin(p); r < part_begin(p + 1); ++r) {
-      if (site_[r] != kNoSite) site_rows_[f[site_[r]]++] = r;
-    }
+    each_row(p, [&](std::uint32_t r, std::uint32_t s) { site_rows_[f[s]++] = r; });
   });
 }
 
 // Stacks without rows are left out of a site (they give it nothing), so a
 // site's list is a stack's own far more often than a merged one.
-void AllocationTable::set_sites_by_stack(const std::vector<std::uint32_t>& dense, std::uint32_t sites) {
-  site_of_stack_ = dense;
+void AllocationTable::set_sites_by_stack(std::uint32_t sites) {
+  const std::vector<std::uint32_t>& dense = site_of_stack_;
   std::vector<std::vector<std::uint32_t>> stacks_of(sites);
   for (std::uint32_t stack = 0; stack < dense.size(); ++stack) {
     if (dense[stack] != kNoSite && stack < stack_rows_.size() && !stack_rows_[stack].empty()) {
@@ -194,17 +189,15 @@ void AllocationTable::set_sites_by_stack(const std::vector<std::uint32_t>& dense
 }
 
 std::uint64_t AllocationTable::memory_bytes() const {
-  const std::uint64_t sparse = (big_sizes_.size() + big_addrs_.size() + big_threads_.size()) * 32;
-  return bytes_of(alloc_base_) + bytes_of(alloc_delta_) + bytes_of(alloc_wide_) + bytes_of(free_ns_) + bytes_of(size_) +
-         bytes_of(site_) + bytes_of(meta_) + bytes_of(free_order_) + bytes_of(order_) + sparse +
-         bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) + bytes_of(realloc_rows_) + bytes_of(replaced_rows_) +
-         bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) + bytes_of(mmap_ns_) + bytes_of(site_offsets_) +
-         bytes_of(site_rows_) + bytes_of(skip_max_free_) + bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_) +
-         by_stack_bytes();
+  return rows_.memory_bytes() + bytes_of(free_ns_) + lifetimes_.memory_bytes() + bytes_of(temporary_) +
+         frees_.memory_bytes() + bytes_of(order_) + bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) +
+         bytes_of(realloc_rows_) + bytes_of(replaced_rows_) + bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) +
+         bytes_of(mmap_ns_) + bytes_of(site_offsets_) + bytes_of(site_rows_) + bytes_of(skip_max_free_) +
+         bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_) + bytes_of(site_of_stack_) + by_stack_bytes();
 }
 
 std::uint64_t AllocationTable::by_stack_bytes() const {
-  std::uint64_t bytes = bytes_of(site_of_stack_) + bytes_of(site_source_) + bytes_of(stack_rows_);
+  std::uint64_t bytes = bytes_of(site_source_) + bytes_of(stack_rows_);
   for (const auto& rows : stack_rows_) bytes += bytes_of(rows);
   for (const MergedRows& m : merged_) bytes += bytes_of(m.stacks) + bytes_of(m.taken) + bytes_of(m.rows);
   return bytes;
@@ -251,7 +244,10 @@ void AllocationTableBuilder::take(const HeapEvent& e, std::uint32_t thread, std:
 void AllocationTableBuilder::release(std::uint32_t row, std::uint64_t time_ns) {
   HeapCheckpoint& cp = begin_event(false);
   t_.free_ns_[row] = time_ns;
-  t_.free_order_.push_back(row);
+  t_.frees_.push({time_ns, row});
+  if (!t_.by_stack_ && --coded_live_[row / kBlockValues] == 0 && t_.rows() >= (row / kBlockValues + 1) * kBlockValues) {
+    seal_lifetimes(row / kBlockValues);
+  }
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;
   // Times never go back: a block's last free is its latest (kNeverFreed
   // while a row of it is live, so a growing table is always exact).
@@ -282,30 +278,6 @@ void AllocationTableBuilder::checkpoint() {
   }
 }
 
-// Times go straight into their packed form, a base per kTimeBlock rows and
-// a 32-bit delta, instead of a column of full times packed at the end: 8
-// bytes an allocation less to write (on a 500 M-allocation dump, 4 GB of
-// the spill files) and no pass over them. A block whose times span 2^32 ns
-// or more turns wide at its first such time (its deltas then unused), so the
-// table is readable after every event.
-void AllocationTableBuilder::add_time(std::uint32_t row, std::uint64_t time_ns) {
-  constexpr std::uint32_t kB = AllocationTable::kTimeBlock;
-  if (row % kB == 0) t_.alloc_base_.push_back(time_ns);
-  std::uint64_t& base = t_.alloc_base_.back();
-  if ((base >> 63) == 0) {
-    const std::uint64_t delta = time_ns - base;
-    if (delta <= std::numeric_limits<std::uint32_t>::max()) {
-      t_.alloc_delta_.push_back(static_cast<std::uint32_t>(delta));
-      return;
-    }
-    const std::uint64_t at = t_.alloc_wide_.size();
-    for (std::uint32_t r = row / kB * kB; r < row; ++r) t_.alloc_wide_.push_back(base + t_.alloc_delta_[r]);
-    base = at | 1ull << 63;
-  }
-  t_.alloc_wide_.push_back(time_ns);
-  t_.alloc_delta_.push_back(0);
-}
-
 void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, std::uint32_t replaced) {
   const auto row = static_cast<std::uint32_t>(t_.rows());
   if (replaced != kNoRow) {
@@ -328,28 +300,19 @@ void AllocationTableBuilder::on_alloc(const HeapEvent& e, std::uint32_t thread, 
     block_live_.push_back(0);
   }
   ++block_live_[row / kS];
+  if (!t_.by_stack_) {
+    if (row % kBlockValues == 0) coded_live_.push_back(0);
+    ++coded_live_[row / kBlockValues];
+  }
   t_.skip_max_free_[row / kS] = kNeverFreed;
-  add_time(row, last_time_ns_);
   t_.free_ns_.push_back(kNeverFreed);
-  if (e.size >= AllocationTable::kBigSize) t_.big_sizes_.emplace(row, e.size);
-  t_.size_.push_back(static_cast<std::uint32_t>(std::min<std::uint64_t>(e.size, AllocationTable::kBigSize)));
+  if (row % 64 == 0) t_.temporary_.push_back(0);
   const std::uint32_t stack = e.stack.value < kMaxStack ? e.stack.value : 0;
-  t_.site_.push_back(stack);
   if (t_.by_stack_) {
     if (stack >= t_.stack_rows_.size()) t_.stack_rows_.resize(std::size_t{stack} + 1);
     t_.stack_rows_[stack].push_back(row);
   }
-  std::uint64_t addr = e.addr;
-  if (addr >= AllocationTable::kAddrMask) {
-    t_.big_addrs_.emplace(row, addr);
-    addr = AllocationTable::kAddrMask;
-  }
-  std::uint64_t th = thread;
-  if (th >= AllocationTable::kThreadMask) {
-    t_.big_threads_.emplace(row, thread);
-    th = AllocationTable::kThreadMask;
-  }
-  t_.meta_.push_back(addr | th << AllocationTable::kAddrBits);
+  t_.rows_.push({last_time_ns_, e.size, stack, e.addr, thread});
   last_addr_[thread] = e.addr;
   if (e.realloc && realloc_pending_[thread] != kNoRow) {
     t_.realloc_by_to_.emplace_back(row, realloc_pending_[thread]);
@@ -366,7 +329,7 @@ void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread, s
   const bool temporary = last_addr_[thread] == e.addr;
   if (temporary) {
     last_addr_[thread] = kNoAddress;
-    t_.meta_[row] |= 1ull << 63;
+    t_.temporary_[row / 64] |= 1ull << (row % 64);
   }
   release(row, last_time_ns_);  // its checkpoint holds the count before this free
   if (temporary) {
@@ -376,10 +339,33 @@ void AllocationTableBuilder::on_free(const HeapEvent& e, std::uint32_t thread, s
   if (e.realloc) realloc_pending_[thread] = row;
 }
 
+// A block's lifetimes, coded when its rows are all freed (their free times
+// are still in the cache) or at finish().
+void AllocationTableBuilder::seal_lifetimes(std::size_t block) {
+  BlockValues times;
+  BlockValues lives;
+  const std::uint64_t* alloc = t_.rows_.read(kRowTime, block, times);
+  const std::size_t first = block * kBlockValues;
+  const std::size_t n = std::min<std::size_t>(kBlockValues, t_.rows() - first);
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t f = t_.free_ns_[first + i];
+    lives[i] = f == kNeverFreed ? 0 : f - alloc[i] + 1;
+  }
+  t_.lifetimes_.seal(block, lives.data(), n);
+}
+
 AllocationTable AllocationTableBuilder::finish() {
   AllocationTable& t = t_;
   checkpoint();                                // the state after the last event, when it ends a block
   block_live_ = std::vector<std::uint16_t>();  // not `= {}`, which keeps the room
+  if (!t.by_stack_) {
+    for (std::size_t b = 0; b < t.rows_.blocks(); ++b) {
+      if (!t.lifetimes_.sealed(b)) seal_lifetimes(b);
+    }
+    t.free_ns_ = SpillColumn<std::uint64_t>();
+    t.lifetimes_sealed_ = true;
+    coded_live_ = std::vector<std::uint16_t>();
+  }
   t.realloc_by_from_.reserve(t.realloc_by_to_.size());
   for (const auto& [to, from] : t.realloc_by_to_) t.realloc_by_from_.emplace_back(from, to);
   std::sort(t.realloc_by_from_.begin(), t.realloc_by_from_.end());

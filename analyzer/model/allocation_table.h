@@ -3,8 +3,9 @@
 // which hands it each event with the row it released (rows in the merged
 // order of their allocation); `report` never builds it: its model stays the
 // streaming StackReplay.
-// 36 bytes an allocation, indexes included (docs/api.md "The allocation table"),
-// in SpillColumns: files the kernel pages out when a spill directory is set.
+// The columns a row never changes are coded in blocks (model/column_blocks.h);
+// the rest are SpillColumns: files the kernel pages out when a spill
+// directory is set (docs/api.md "The allocation table" gives the bytes).
 // A followed dump's table grows: its builder publishes it after each poll
 // (AllocationTableBuilder::publish, docs/design/allocation_table.md "Growing").
 #pragma once
@@ -19,12 +20,19 @@
 #include "load/heap_event.h"
 #include "load/ordered_events.h"
 #include "model/address_map.h"
+#include "model/column_blocks.h"
+#include "model/sealed_blocks.h"
 #include "model/spill_column.h"
 
 namespace memrec::analyzer {
 
 inline constexpr std::uint64_t kNeverFreed = std::numeric_limits<std::uint64_t>::max();
 inline constexpr std::uint32_t kNoSite = std::numeric_limits<std::uint32_t>::max();
+
+// The columns of AllocationTable::row_blocks(), set once a row is written.
+enum RowColumn : std::size_t { kRowTime, kRowSize, kRowStack, kRowAddress, kRowThread };
+// The columns of AllocationTable::free_blocks(): the k-th free's time and row.
+enum FreeColumn : std::size_t { kFreeTime, kFreeRow };
 
 // The state after a prefix of the merged event sequence, saved every
 // kCheckpointEvents events, with the highest heap reached in the block of
@@ -45,34 +53,45 @@ class AllocationTable {
   static constexpr std::uint32_t kCheckpointEvents = 1024;
   static constexpr std::uint32_t kSkipRows = 256;  // rows per entry of the skip index
 
-  std::size_t rows() const { return alloc_delta_.size(); }
-  std::size_t frees() const { return free_order_.size(); }
+  std::size_t rows() const { return rows_.size(); }
+  std::size_t frees() const { return frees_.size(); }
   std::uint64_t events() const { return rows() + frees(); }
 
   // Absolute CLOCK_MONOTONIC ns, as in the dump.
-  std::uint64_t alloc_ns(std::uint32_t row) const {
-    const std::uint64_t base = alloc_base_[row / kTimeBlock];
-    if ((base >> 63) != 0) [[unlikely]]
-      return alloc_wide_[(base & ~(1ull << 63)) + row % kTimeBlock];
-    return base + alloc_delta_[row];
+  // Each of these reads the row's block through a small per-thread cache of
+  // decoded blocks; a scan of many rows reads whole blocks (row_blocks()).
+  std::uint64_t alloc_ns(std::uint32_t row) const { return rows_.get(kRowTime, row); }
+  // kNeverFreed: live at the end.
+  std::uint64_t free_ns(std::uint32_t row) const {
+    if (!lifetimes_sealed_) return free_ns_[row];
+    const std::uint64_t life = lifetimes_.get(row);
+    return life == 0 ? kNeverFreed : alloc_ns(row) + (life - 1);
   }
-  std::uint64_t free_ns(std::uint32_t row) const { return free_ns_[row]; }  // kNeverFreed: live at the end
-  std::uint64_t size(std::uint32_t row) const {
-    const std::uint32_t s = size_[row];
-    return s != kBigSize ? s : big_sizes_.at(row);
-  }
+  std::uint64_t size(std::uint32_t row) const { return rows_.get(kRowSize, row); }
   // kNoSite before set_sites.
-  std::uint32_t site(std::uint32_t row) const { return by_stack_ ? site_of_stack(site_[row]) : site_[row]; }
-  std::uint64_t address(std::uint32_t row) const;
-  std::uint32_t thread(std::uint32_t row) const;  // LoadedDump::threads index
+  std::uint32_t site(std::uint32_t row) const { return site_of_stack(stack(row)); }
+  std::uint64_t address(std::uint32_t row) const { return rows_.get(kRowAddress, row); }
+  // LoadedDump::threads index
+  std::uint32_t thread(std::uint32_t row) const { return static_cast<std::uint32_t>(rows_.get(kRowThread, row)); }
   // Freed by its own thread before that thread allocated again (the report's "temporary").
-  bool temporary(std::uint32_t row) const { return (meta_[row] >> 63) != 0; }
+  bool temporary(std::uint32_t row) const { return ((temporary_[row >> 6] >> (row & 63)) & 1) != 0; }
+  // The RowColumns by block of kBlockValues rows, for scans (BlockReader).
+  const ColumnBlocks& row_blocks() const { return rows_; }
+  // A site of the stack (kNoSite before set_sites or if none).
+  std::uint32_t site_of_stack(std::uint32_t stack) const {
+    return stack < site_of_stack_.size() ? site_of_stack_[stack] : kNoSite;
+  }
   // Its "free" was another allocation at its address (the real free was not recorded).
   bool replaced(std::uint32_t row) const;
 
   // The k-th free in merged order: its row and time.
-  std::uint32_t free_row(std::uint32_t k) const { return free_order_[k]; }
-  std::uint64_t free_time(std::uint32_t k) const { return free_ns_[free_order_[k]]; }
+  std::uint32_t free_row(std::uint32_t k) const { return static_cast<std::uint32_t>(frees_.get(kFreeRow, k)); }
+  std::uint64_t free_time(std::uint32_t k) const { return frees_.get(kFreeTime, k); }
+  // A finished table's lifetimes by row block (free − allocation + 1, 0
+  // never freed); none while the table grows (free_ns reads its raw column).
+  const SealedBlocks* lifetime_blocks() const { return lifetimes_sealed_ ? &lifetimes_ : nullptr; }
+  // The frees in merged order by block of kBlockValues (FreeColumn), for walks and searches.
+  const ColumnBlocks& free_blocks() const { return frees_; }
   // Whether the event at `position` of the merged sequence (rows and frees
   // before it) is an allocation. The replay's order is kept as it was, a bit
   // an event, so the merge is exact also where times tie (a thread's malloc
@@ -105,8 +124,8 @@ class AllocationTable {
   // The latest free time among the temporary rows of that block (0: none).
   std::uint64_t skip_max_temporary_free(std::size_t i) const { return skip_max_temporary_free_[i]; }
 
-  // The stack id of each row (until set_sites) and its replacement by a site.
-  std::uint32_t stack(std::uint32_t row) const { return site_[row]; }
+  // The stack id of each row; set_sites maps stacks to sites.
+  std::uint32_t stack(std::uint32_t row) const { return static_cast<std::uint32_t>(rows_.get(kRowStack, row)); }
   // Maps every row's stack id to its call site (kNoSite if not in `site_of_stack`)
   // and builds the per-site index; `sites` is the number of sites. A growing
   // table (AllocationTableBuilder's Growing) keeps its rows' stack ids and
@@ -120,33 +139,21 @@ class AllocationTable {
 
  private:
   friend class AllocationTableBuilder;
-  static constexpr std::uint32_t kBigSize = std::numeric_limits<std::uint32_t>::max();
-  static constexpr std::uint64_t kAddrBits = 48;
-  static constexpr std::uint64_t kAddrMask = (1ull << kAddrBits) - 1;
-  static constexpr std::uint32_t kThreadMask = (1u << 15) - 1;
-  static constexpr std::uint32_t kTimeBlock = 256;        // rows per base of alloc_delta_
   static constexpr std::uint32_t kMergedSite = 1u << 31;  // site_source_: an index into merged_
 
-  std::uint32_t site_of_stack(std::uint32_t stack) const {
-    return stack < site_of_stack_.size() ? site_of_stack_[stack] : kNoSite;
-  }
-  void set_sites_by_stack(const std::vector<std::uint32_t>& dense, std::uint32_t sites);
+  void set_sites_by_stack(std::uint32_t sites);
   std::uint64_t by_stack_bytes() const;
 
-  // Allocation times: a base per kTimeBlock rows plus a 32-bit delta; a block
-  // spanning 2^32 ns or more has bit 63 of its base set and its times in alloc_wide_.
-  std::vector<std::uint64_t> alloc_base_;
-  SpillColumn<std::uint32_t> alloc_delta_;
-  std::vector<std::uint64_t> alloc_wide_;
+  ColumnBlocks rows_{Coding::kAscending, Coding::kPlain, Coding::kPlain, Coding::kZigzagDelta, Coding::kPlain};
+  // Free times by row as they come; a finished table codes them as
+  // lifetimes by row block (free − allocation + 1, 0 never freed), each
+  // block once its rows are all freed, the rest at finish(), and drops them.
   SpillColumn<std::uint64_t> free_ns_;
-  SpillColumn<std::uint32_t> size_;
-  SpillColumn<std::uint32_t> site_;
-  SpillColumn<std::uint64_t> meta_;  // address (48 bits) | thread (15 bits) << 48 | temporary << 63
-  SpillColumn<std::uint32_t> free_order_;
+  SealedBlocks lifetimes_;
+  bool lifetimes_sealed_ = false;
+  SpillColumn<std::uint64_t> temporary_;                          // bit r: row r is temporary
+  ColumnBlocks frees_{Coding::kAscending, Coding::kZigzagDelta};  // FreeColumn
   SpillColumn<std::uint64_t> order_;  // bit p of the merged sequence: 1 an allocation, 0 a free
-  std::unordered_map<std::uint32_t, std::uint64_t> big_sizes_;            // sizes >= 4 GiB - 1
-  std::unordered_map<std::uint32_t, std::uint64_t> big_addrs_;            // addresses >= 2^48 - 1
-  std::unordered_map<std::uint32_t, std::uint32_t> big_threads_;          // thread indices >= 32767
   std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_from_;  // (from, to), sorted
   std::vector<std::pair<std::uint32_t, std::uint32_t>> realloc_by_to_;    // (to, from), sorted
   std::vector<std::uint32_t> realloc_rows_;                               // sorted, unique
@@ -160,7 +167,7 @@ class AllocationTable {
   std::vector<std::uint64_t> skip_max_temporary_free_;
   std::vector<HeapCheckpoint> checkpoints_;
 
-  // A growing table's site index: site_ keeps stack ids, each stack its rows;
+  // A growing table's site index: each stack its rows;
   // a site of one stack reads that stack's list, a site of several a merged
   // list, brought up to date at each set_sites by merging only the new rows.
   struct MergedRows {
@@ -169,7 +176,7 @@ class AllocationTable {
     std::vector<std::uint32_t> rows;    // ascending
   };
   bool by_stack_ = false;
-  std::vector<std::uint32_t> site_of_stack_;            // by stack id
+  std::vector<std::uint32_t> site_of_stack_;            // by stack id (either table)
   std::vector<std::vector<std::uint32_t>> stack_rows_;  // by stack id: its rows, ascending
   std::vector<MergedRows> merged_;
   std::vector<std::uint32_t> site_source_;  // by site: a stack id, or kMergedSite | an index into merged_
@@ -215,9 +222,9 @@ class AllocationTableBuilder final : public TaggedEventSink {
   void on_alloc(const HeapEvent& e, std::uint32_t thread, std::uint32_t replaced);
   void on_free(const HeapEvent& e, std::uint32_t thread, std::uint32_t freed);
   void release(std::uint32_t row, std::uint64_t time_ns);
-  void add_time(std::uint32_t row, std::uint64_t time_ns);
   HeapCheckpoint& begin_event(bool alloc);
   void checkpoint();
+  void seal_lifetimes(std::size_t block);
 
   AllocationTable t_;
   std::uint64_t max_rows_;
@@ -230,6 +237,7 @@ class AllocationTableBuilder final : public TaggedEventSink {
   // random reads of spilled columns (a 500 M-allocation dump: 6 s of a
   // 125 s load, on one thread).
   std::vector<std::uint16_t> block_live_;  // by kSkipRows block: its rows not freed yet
+  std::vector<std::uint16_t> coded_live_;  // by kBlockValues block: its rows not freed yet (not Growing)
   std::uint64_t heap_bytes_ = 0;           // the heap after the events so far
   std::uint64_t live_count_ = 0;
   std::uint32_t temporary_frees_ = 0;  // frees of temporary rows so far

@@ -29,32 +29,13 @@ EventCursor from_checkpoint(const AllocationTable& t, std::size_t i) {
 
 }  // namespace
 
+// Rows by the blocks' first times, then one block's times.
 std::uint32_t rows_until(const AllocationTable& t, std::uint64_t time_ns) {
-  std::uint32_t lo = 0;
-  auto hi = static_cast<std::uint32_t>(t.rows());
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (t.alloc_ns(mid) <= time_ns) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return t.row_blocks().count_until(time_ns);
 }
 
 std::uint32_t frees_until(const AllocationTable& t, std::uint64_t time_ns) {
-  std::uint32_t lo = 0;
-  auto hi = static_cast<std::uint32_t>(t.frees());
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (t.free_time(mid) <= time_ns) {
-      lo = mid + 1;
-    } else {
-      hi = mid;
-    }
-  }
-  return lo;
+  return t.free_blocks().count_until(time_ns);
 }
 
 EventCursor seek_position(const AllocationTable& t, std::uint64_t position) {

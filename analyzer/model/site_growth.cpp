@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "model/row_reader.h"
+
 namespace memrec::analyzer {
 
 GrowthGrid GrowthGrid::over(std::uint64_t from_ns, std::uint64_t to_ns, std::size_t buckets) {
@@ -32,10 +34,12 @@ GrowthSeries site_growth_series(const AllocationTable& table, std::uint32_t site
   std::vector<std::int64_t> full_count(n + 1, 0);
   const std::uint64_t end = grid.to_ns + 1;
   const auto [first, last] = table.site_rows(site);
+  RowReader reader(table, {kRowTime, kRowSize});
   for (const std::uint32_t* r = first; r != last; ++r) {
-    const std::uint64_t a = table.alloc_ns(*r);
-    const std::uint64_t f = table.free_ns(*r);
-    const std::uint64_t size = table.size(*r);
+    reader.seek(*r);
+    const std::uint64_t a = reader[kRowTime];
+    const std::uint64_t f = reader.free_ns();
+    const std::uint64_t size = reader[kRowSize];
     if (a <= grid.from_ns && f > grid.from_ns) s.bytes_at_from += size;
     if (a <= grid.to_ns && f > grid.to_ns) s.bytes_at_to += size;
     const std::uint64_t lo = std::max(a, grid.from_ns);

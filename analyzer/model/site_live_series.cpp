@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "model/row_reader.h"
+
 namespace memrec::analyzer {
 namespace {
 
@@ -33,12 +35,15 @@ LiveSeries site_live_series(const AllocationTable& table, std::span<const std::u
   std::vector<std::int64_t> count(points + 1, 0);
   for (const std::uint32_t site : sites) {
     const auto [first, last] = table.site_rows(site);
+    RowReader reader(table, {kRowTime, kRowSize});
     // A site's rows are in allocation order: those after the window end it.
-    for (const std::uint32_t* r = first; r != last && table.alloc_ns(*r) <= grid.to_ns; ++r) {
-      const std::size_t born = first_point_at_or_after(grid, table.alloc_ns(*r));
-      const std::size_t gone = first_point_at_or_after(grid, table.free_ns(*r));
+    for (const std::uint32_t* r = first; r != last; ++r) {
+      reader.seek(*r);
+      if (reader[kRowTime] > grid.to_ns) break;
+      const std::size_t born = first_point_at_or_after(grid, reader[kRowTime]);
+      const std::size_t gone = first_point_at_or_after(grid, reader.free_ns());
       if (born >= gone) continue;
-      const auto size = static_cast<std::int64_t>(table.size(*r));
+      const auto size = static_cast<std::int64_t>(reader[kRowSize]);
       bytes[born] += size;
       bytes[gone] -= size;
       ++count[born];

@@ -50,6 +50,21 @@ class SpillColumn {
     data()[size_++] = value;
   }
 
+  // Appends n values at once: a column of coded bytes grows by a block at a time.
+  void append(const T* values, std::size_t n) {
+    if (size_ + n > capacity()) buf_.grow(next_capacity_bytes(buf_.capacity_bytes(), (size_ + n) * sizeof(T)));
+    const std::size_t first = size_ * sizeof(T);
+    const std::size_t last = (size_ + n) * sizeof(T);
+    // Each MiB that the values start is readied before it is written.
+    for (std::size_t b =
+             (first + SpillBuffer::kPrepareBytes - 1) / SpillBuffer::kPrepareBytes * SpillBuffer::kPrepareBytes;
+         b < last; b += SpillBuffer::kPrepareBytes) {
+      buf_.prepare(b);
+    }
+    std::copy(values, values + n, data() + size_);
+    size_ += n;
+  }
+
   // The capacity after `have` bytes that must hold `need`: doubling, then
   // steps of 256 MiB. mremap copies nothing, so steps cost no time, and a
   // spill file overshoots by at most one (doubling reserved up to twice a

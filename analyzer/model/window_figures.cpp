@@ -1,10 +1,12 @@
 // Figures over rows skip the row blocks freed before the instant asked and
-// split the rest in two parts, in parallel (common/parallel_for.h).
+// split the rest in two parts, in parallel (common/parallel_for.h); each
+// part reads its rows a coded block at a time (RowReader).
 #include "model/window_figures.h"
 
 #include <algorithm>
 
 #include "common/parallel_for.h"
+#include "model/row_reader.h"
 
 namespace memrec::analyzer {
 namespace {
@@ -17,6 +19,28 @@ template <typename Fn>
 void split_rows(std::size_t n, const Fn& fn) {
   parallel_parts(std::size_t{0}, n, n < kParallelRows ? 1 : 2,
                  [&](std::size_t b, std::size_t e, std::size_t part) { fn(b, e, static_cast<int>(part)); });
+}
+
+// Calls fn(part, reader, begin, end) for rows [lo, hi) by block, rows
+// [begin, end) of one block, read by seeking `reader` to each. In two parts
+// of whole blocks, in parallel, when large. `wanted(b)` says whether block b
+// is worth reading.
+template <typename Wanted, typename Fn>
+void scan_blocks(const AllocationTable& t, std::uint32_t lo, std::uint32_t hi,
+                 std::initializer_list<std::size_t> columns, const Wanted& wanted, const Fn& fn) {
+  if (hi <= lo) return;
+  const std::size_t b0 = lo / kBlockValues;
+  const std::size_t b1 = (hi - 1) / kBlockValues + 1;
+  const std::size_t parts = hi - lo < kParallelRows ? 1 : 2;
+  parallel_parts(b0, b1, parts, [&](std::size_t first_block, std::size_t end_block, std::size_t part) {
+    RowReader reader(t, columns);
+    for (std::size_t b = first_block; b < end_block; ++b) {
+      if (!wanted(b)) continue;
+      const auto first = static_cast<std::uint32_t>(b * kBlockValues);
+      fn(static_cast<int>(part), reader, std::max(lo, first),
+         static_cast<std::uint32_t>(std::min<std::uint64_t>(hi, std::uint64_t{first} + kBlockValues)));
+    }
+  });
 }
 
 // The time of the last event before the cursor (0 at position 0).
@@ -93,9 +117,12 @@ bool live_after(const AllocationTable& t, const EventCursor& at, std::uint32_t r
 LiveBlocks site_live_at(const AllocationTable& t, std::uint32_t site, std::uint64_t time_ns) {
   LiveBlocks out;
   const auto [first, last] = t.site_rows(site);
-  for (const std::uint32_t* row = first; row != last && t.alloc_ns(*row) <= time_ns; ++row) {
-    if (t.free_ns(*row) > time_ns) {
-      out.bytes += t.size(*row);
+  RowReader reader(t, {kRowTime, kRowSize});
+  for (const std::uint32_t* row = first; row != last; ++row) {
+    reader.seek(*row);
+    if (reader[kRowTime] > time_ns) break;
+    if (reader.free_ns() > time_ns) {
+      out.bytes += reader[kRowSize];
       ++out.count;
     }
   }
@@ -109,23 +136,32 @@ SiteLive live_by_site(const AllocationTable& t, const EventCursor& at) {
   const std::uint64_t time = last_event_time(t, at);
   const std::vector<std::uint32_t> tie = done_at_tie(t, at, time);
   constexpr std::uint32_t kS = AllocationTable::kSkipRows;
-  const std::size_t blocks = (std::size_t{at.rows} + kS - 1) / kS;
-  SiteLive second{std::vector<std::uint64_t>(n, 0), std::vector<std::uint64_t>(n, 0)};
-  split_rows(blocks, [&](std::size_t b0, std::size_t b1, int part) {
-    SiteLive& into = part == 0 ? out : second;
-    for (std::size_t b = b0; b < b1; ++b) {
-      if (t.skip_max_free(b) < time) continue;
-      const auto end = static_cast<std::uint32_t>(std::min<std::size_t>((b + 1) * kS, at.rows));
-      for (auto r = static_cast<std::uint32_t>(b * kS); r < end; ++r) {
-        const std::uint64_t f = t.free_ns(r);
-        if (f < time || (f == time && std::binary_search(tie.begin(), tie.end(), r))) continue;
-        const std::uint32_t s = t.site(r);
-        if (s == kNoSite) continue;
-        into.bytes[s] += t.size(r);
-        ++into.count[s];
-      }
+  // A block is read if a skip block of it has a row freed at or after `time`.
+  const auto wanted = [&](std::size_t b) {
+    const std::size_t end_row = std::min<std::size_t>((b + 1) * kBlockValues, at.rows);
+    for (std::size_t i = b * kBlockValues / kS; i * kS < end_row; ++i) {
+      if (t.skip_max_free(i) >= time) return true;
     }
-  });
+    return false;
+  };
+  SiteLive second{std::vector<std::uint64_t>(n, 0), std::vector<std::uint64_t>(n, 0)};
+  scan_blocks(t, 0, at.rows, {kRowTime, kRowSize, kRowStack}, wanted,
+              [&](int part, RowReader& reader, std::uint32_t begin, std::uint32_t end) {
+                SiteLive& into = part == 0 ? out : second;
+                for (std::uint32_t r = begin; r < end; ++r) {
+                  if (t.skip_max_free(r / kS) < time) {
+                    r = (r / kS + 1) * kS - 1;
+                    continue;
+                  }
+                  reader.seek(r);
+                  const std::uint64_t f = reader.free_ns();
+                  if (f < time || (f == time && std::binary_search(tie.begin(), tie.end(), r))) continue;
+                  const std::uint32_t s = t.site_of_stack(static_cast<std::uint32_t>(reader[kRowStack]));
+                  if (s == kNoSite) continue;
+                  into.bytes[s] += reader[kRowSize];
+                  ++into.count[s];
+                }
+              });
   for (std::size_t s = 0; s < n; ++s) {
     out.bytes[s] += second.bytes[s];
     out.count[s] += second.count[s];
@@ -141,38 +177,41 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& w) {
   const std::uint32_t hi = rows_until(t, w.to_ns);
   std::vector<SiteFigures> parts[2] = {std::vector<SiteFigures>(n), std::vector<SiteFigures>(n)};
   HeapTotals part_totals[2];
-  split_rows(hi > lo ? hi - lo : 0, [&](std::size_t b, std::size_t e, int part) {
-    std::vector<SiteFigures>& into = parts[part];
-    HeapTotals& pt = part_totals[part];
-    for (std::uint32_t r = lo + static_cast<std::uint32_t>(b); r < lo + e; ++r) {
-      const std::uint64_t size = t.size(r);
-      const std::uint64_t f = t.free_ns(r);
-      const bool temporary = t.temporary(r) && f <= w.to_ns;
-      const bool leaked = f > w.to_ns || f == kNeverFreed;  // also when to is the end of time
-      ++pt.allocations;
-      pt.allocated_bytes += size;
-      pt.temporary += temporary ? 1 : 0;
-      pt.histograms.sizes.add(size, size);
-      if (leaked) {
-        pt.leaked_bytes += size;
-        ++pt.leaked_count;
-        ++pt.histograms.unfreed;
-        pt.histograms.unfreed_bytes += size;
-      } else {
-        pt.histograms.lifetimes.add(f - t.alloc_ns(r), size);
-      }
-      const std::uint32_t s = t.site(r);
-      if (s == kNoSite) continue;
-      SiteFigures& sf = into[s];
-      ++sf.allocations;
-      sf.allocated_bytes += size;
-      sf.temporary += temporary ? 1 : 0;
-      if (leaked) {
-        sf.leaked_bytes += size;
-        ++sf.leaked_count;
-      }
-    }
-  });
+  const auto every = [](std::size_t) { return true; };
+  scan_blocks(t, lo, hi, {kRowTime, kRowSize, kRowStack}, every,
+              [&](int part, RowReader& reader, std::uint32_t begin, std::uint32_t end) {
+                std::vector<SiteFigures>& into = parts[part];
+                HeapTotals& pt = part_totals[part];
+                for (std::uint32_t r = begin; r < end; ++r) {
+                  reader.seek(r);
+                  const std::uint64_t size = reader[kRowSize];
+                  const std::uint64_t f = reader.free_ns();
+                  const bool temporary = t.temporary(r) && f <= w.to_ns;
+                  const bool leaked = f > w.to_ns || f == kNeverFreed;  // also when to is the end of time
+                  ++pt.allocations;
+                  pt.allocated_bytes += size;
+                  pt.temporary += temporary ? 1 : 0;
+                  pt.histograms.sizes.add(size, size);
+                  if (leaked) {
+                    pt.leaked_bytes += size;
+                    ++pt.leaked_count;
+                    ++pt.histograms.unfreed;
+                    pt.histograms.unfreed_bytes += size;
+                  } else {
+                    pt.histograms.lifetimes.add(f - reader[kRowTime], size);
+                  }
+                  const std::uint32_t s = t.site_of_stack(static_cast<std::uint32_t>(reader[kRowStack]));
+                  if (s == kNoSite) continue;
+                  SiteFigures& sf = into[s];
+                  ++sf.allocations;
+                  sf.allocated_bytes += size;
+                  sf.temporary += temporary ? 1 : 0;
+                  if (leaked) {
+                    sf.leaked_bytes += size;
+                    ++sf.leaked_count;
+                  }
+                }
+              });
   out.sites = std::move(parts[0]);
   for (std::size_t s = 0; s < n; ++s) {
     SiteFigures& a = out.sites[s];
@@ -212,6 +251,60 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& w) {
   return out;
 }
 
+namespace {
+
+// site_sparklines in one pass over rows [0, hi) for all of `sites`,
+// skipping the row blocks all freed by the window's start.
+template <typename EndOf>
+void sparklines_by_range(const AllocationTable& t, const std::vector<std::uint32_t>& sites, const TimeWindow& w,
+                         std::uint32_t n, std::uint32_t hi, const EndOf& first_end_at_or_after,
+                         const std::vector<std::uint64_t>& ends, std::vector<std::uint64_t>& out) {
+  std::vector<std::int32_t> index(t.sites(), -1);
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    if (sites[i] < index.size()) index[sites[i]] = static_cast<std::int32_t>(i);
+  }
+  const std::size_t stride = std::size_t{n} + 1;
+  std::vector<std::int64_t> diffs[2] = {std::vector<std::int64_t>(sites.size() * stride),
+                                        std::vector<std::int64_t>(sites.size() * stride)};
+  constexpr std::uint32_t kS = AllocationTable::kSkipRows;
+  const auto wanted = [&](std::size_t b) {
+    const std::size_t end_row = std::min<std::size_t>((b + 1) * kBlockValues, hi);
+    for (std::size_t i = b * kBlockValues / kS; i * kS < end_row; ++i) {
+      if (t.skip_max_free(i) > w.from_ns) return true;
+    }
+    return false;
+  };
+  scan_blocks(t, 0, hi, {kRowTime, kRowSize, kRowStack}, wanted,
+              [&](int part, RowReader& reader, std::uint32_t begin, std::uint32_t end) {
+                std::vector<std::int64_t>& diff = diffs[part];
+                for (std::uint32_t r = begin; r < end; ++r) {
+                  reader.seek(r);
+                  const std::uint32_t s = t.site_of_stack(static_cast<std::uint32_t>(reader[kRowStack]));
+                  if (s == kNoSite || s >= index.size() || index[s] < 0) continue;
+                  const std::uint64_t f = reader.free_ns();
+                  if (f <= w.from_ns) continue;
+                  const std::uint32_t j0 = first_end_at_or_after(reader[kRowTime]);
+                  if (j0 == n || f <= ends[j0]) continue;
+                  const std::uint32_t j1 = first_end_at_or_after(f);
+                  const auto size = static_cast<std::int64_t>(reader[kRowSize]);
+                  std::int64_t* d = diff.data() + static_cast<std::size_t>(index[s]) * stride;
+                  d[j0] += size;
+                  d[j1] -= size;
+                }
+              });
+  for (std::size_t i = 0; i < sites.size(); ++i) {
+    if (sites[i] >= index.size()) continue;
+    const auto k = static_cast<std::size_t>(index[sites[i]]);  // a site listed twice: its last place
+    std::int64_t run = 0;
+    for (std::uint32_t j = 0; j < n; ++j) {
+      run += diffs[0][k * stride + j] + diffs[1][k * stride + j];
+      out[i * n + j] = static_cast<std::uint64_t>(run);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<std::uint64_t> site_sparklines(const AllocationTable& t, const std::vector<std::uint32_t>& sites,
                                            const TimeWindow& w, std::uint32_t n) {
   std::vector<std::uint64_t> out(sites.size() * n, 0);
@@ -237,6 +330,20 @@ std::vector<std::uint64_t> site_sparklines(const AllocationTable& t, const std::
     while (j < n && ends[j] < time) ++j;
     return j;
   };
+  // Reading a site's rows decodes every block they touch: when the sites'
+  // rows touch more blocks than the range has, one pass over the range's
+  // blocks for all of them costs less.
+  const std::uint32_t hi = rows_until(t, w.to_ns);
+  const std::size_t range_blocks = (std::size_t{hi} + kBlockValues - 1) / kBlockValues;
+  std::size_t touched = 0;
+  for (const std::uint32_t site : sites) {
+    const auto [first, last] = t.site_rows(site);
+    touched += std::min<std::size_t>(static_cast<std::size_t>(last - first), range_blocks);
+  }
+  if (touched > range_blocks) {
+    sparklines_by_range(t, sites, w, n, hi, first_end_at_or_after, ends, out);
+    return out;
+  }
   // Each site's rows in up to two parts in parallel, a difference array each.
   std::vector<std::int64_t> diffs[2] = {std::vector<std::int64_t>(std::size_t{n} + 1),
                                         std::vector<std::int64_t>(std::size_t{n} + 1)};
@@ -245,16 +352,18 @@ std::vector<std::uint64_t> site_sparklines(const AllocationTable& t, const std::
     split_rows(static_cast<std::size_t>(last - first), [&](std::size_t b, std::size_t e, int part) {
       std::vector<std::int64_t>& diff = diffs[part];
       std::fill(diff.begin(), diff.end(), 0);
+      RowReader reader(t, {kRowTime, kRowSize});
       for (const std::uint32_t* r = first + b; r != first + e; ++r) {
-        const std::uint64_t a = t.alloc_ns(*r);
+        reader.seek(*r);
+        const std::uint64_t a = reader[kRowTime];
         if (a > w.to_ns) break;
-        const std::uint64_t f = t.free_ns(*r);
+        const std::uint64_t f = reader.free_ns();
         if (f <= w.from_ns) continue;
         // Live at ends[j] when a <= ends[j] < f.
         const std::uint32_t j0 = first_end_at_or_after(a);
         if (j0 == n || f <= ends[j0]) continue;  // freed before the next end: most short-lived blocks
         const std::uint32_t j1 = first_end_at_or_after(f);
-        const auto size = static_cast<std::int64_t>(t.size(*r));
+        const auto size = static_cast<std::int64_t>(reader[kRowSize]);
         diff[j0] += size;
         diff[j1] -= size;
       }
