@@ -20,6 +20,7 @@
 
 #include "fd_guard.h"
 #include "log.h"
+#include "memrec/preload/environment.h"
 #include "options.h"
 
 namespace memrec::preload {
@@ -120,7 +121,7 @@ void choose_stamp_source() {
   if (untrusted == nullptr && !time_tsc(timing)) untrusted = "the TSC's rate measured at start is implausible";
   if (untrusted != nullptr) {
     if (want == StampChoice::kTsc) {
-      log_line({"MEMREC_STAMP=tsc: ", untrusted, "; events are ordered by the shared counter instead"});
+      log_line({kEnvStamp.name, "=tsc: ", untrusted, "; events are ordered by the shared counter instead"});
     }
     return;
   }

@@ -61,6 +61,9 @@ def parse_args(argv):
     parser.add_argument("--memrec-env", action="append", default=[], metavar="MEMREC_NAME=VALUE",
                         help="set for the runs under memrec (MEMREC_STAMP=tsc), to compare a setting with "
                         "another run's; repeatable")
+    parser.add_argument("--compare", metavar="MEMREC_NAME=A,B",
+                        help="instead, memrec with each value of the setting side by side, interleaved, without "
+                        "heaptrack: CPU ratios and ns per event, printed (scripts/lib/bench_compare.py)")
     args = parser.parse_args(argv)
     for pair in args.memrec_env:
         name, sep, value = pair.partition("=")
@@ -285,6 +288,9 @@ def main(argv):
         paths = tool_paths(args.build_dir)
         if args.perf:
             profile(args, paths, work_dir)
+        elif args.compare:
+            import bench_compare  # noqa: E402 - only this mode needs it
+            bench_compare.compare(args, paths, work_dir, say)
         else:
             benchmark(args, paths, work_dir)
     except (measure.BenchError, ValueError, subprocess.CalledProcessError) as error:
