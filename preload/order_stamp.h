@@ -66,7 +66,8 @@ namespace memrec::preload {
 
 // Threads with a buffer that the writer has not retired.
 extern std::atomic<std::uint32_t> g_recording_threads;
-// The writer's last tick: a value g_stamp has reached, at least the clock.
+// The writer's last tick: a value g_stamp has reached, at least the clock;
+// with the TSC, a reading.
 extern std::atomic<std::uint64_t> g_tick_ns;
 // The shared stamp counter while two or more threads record.
 extern std::atomic<std::uint64_t> g_stamp;
@@ -82,8 +83,8 @@ extern std::atomic<bool> g_ticking;
 inline constexpr std::uint64_t kTickGridNs = 1024;
 
 // Raises g_stamp to the clock and publishes the tick (writer, retire, init).
-// Returns the tick.
-// With the TSC, a tick is a reading (no grid: the writers convert it to ns).
+// Returns the tick. With the TSC, a tick is a reading (off the grid: the
+// writers convert it to ns).
 inline std::uint64_t publish_tick() {
   std::uint64_t tick;
   if (stamp_tsc()) {
@@ -138,14 +139,14 @@ inline void raise_stamp(std::uint64_t v) {
 // last_stamp then passes it, before every later one; g_stamp passes it too,
 // so another thread's later stamps do as well. Taken at the clock, so a
 // marker set while no tick is due is not a few milliseconds early.
-// With the TSC, a reading: after this thread's earlier stamps and before its
-// later ones, and ordered with other threads' stamps as any reading is; it may
-// equal another thread's reading, which no ns conversion would keep apart.
+// With the TSC, a reading, and this thread's later stamps pass it by one
+// tick: ordered with other threads' stamps as any reading is, but unique only
+// within the thread (and ns may join what ticks keep apart).
 inline std::uint64_t unique_stamp() {
   if (stamp_tsc()) {
     std::uint64_t t = tsc_read();
     if (t <= t_thread.last_stamp) t = t_thread.last_stamp + 1;
-    t_thread.last_stamp = t;
+    t_thread.last_stamp = t + 1;
     return t;
   }
   raise_stamp(now_ns());

@@ -67,8 +67,9 @@ const char* tsc_untrusted() {
       "tsc\n") {
     return "the kernel's clocksource is not tsc";
   }
-  // The first CPU's flags line is within the file's first few KiB.
-  char info[8192];
+  // The first CPU's flags line ends within the file's first 2 KiB (about
+  // 1 KiB of flags on current CPUs); early_init may run on a small stack.
+  char info[4096];
   std::string_view text = read_head("/proc/cpuinfo", info, sizeof(info));
   const std::size_t flags = text.find("\nflags");
   if (flags == std::string_view::npos) return "/proc/cpuinfo lists no flags";
