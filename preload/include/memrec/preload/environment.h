@@ -76,8 +76,8 @@ inline constexpr EnvironmentVariable kEnvStamp{
     "recording thread increments, whose cache line moves between their cores. tsc: each event reads the CPU's "
     "time stamp counter, which the writers turn into ns; x86-64 only, and only where Linux's clocksource is "
     "tsc and the CPU has constant_tsc and nonstop_tsc, else the counter is used with a message. auto: tsc "
-    "where it is trusted and a read costs at most 15 ns (timed at start), else counter. `memrec info` shows "
-    "stamp_tsc 1 when the TSC was used."};
+    "where it is trusted and a read costs at most 15 ns (timed at start), else counter. `memrec info --json` lists "
+    "stamp_tsc: 1 among the counters when the TSC was used."};
 
 inline constexpr EnvironmentVariable kEnvironment[] = {
     kEnvOutput,          kEnvStartDisabled, kEnvSignal,    kEnvMaxDepth, kEnvFollowExec, kEnvRssIntervalMs,
