@@ -135,6 +135,8 @@ void EventCoder::put_counters() {
       {Counter::kToggleTakenNs, toggle_taken_ns()},
       {Counter::kToggleChained, toggle_chained()},
       {Counter::kMarkersLost, counter(Counter::kMarkersLost)},
+      {Counter::kStampTsc, stamp_tsc() ? 1u : 0u},
+      {Counter::kTscReadNs, tsc_read_cost_ns()},
       {static_cast<Counter>(format::recorder_cpu_key(0)), cpu_ns},
       {static_cast<Counter>(format::recorder_events_key(0)), cpu_ns != 0 ? events_ : 0},
   };
@@ -162,10 +164,10 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   put_counters();
   // At or after every stamp handed out, which may run ahead of the clock (order_stamp.h).
   if (final_frame) {
-    const std::uint64_t end_ns = publish_tick();
+    const std::uint64_t end_ns = stamp_to_ns(publish_tick());
     enc_->record([&](format::RecordEncoder& enc) { return enc.end(end_ns); });
   } else if (exec_path != nullptr) {
-    const std::uint64_t exec_ns = publish_tick();
+    const std::uint64_t exec_ns = stamp_to_ns(publish_tick());
     enc_->record([&](format::RecordEncoder& enc) { return enc.exec(exec_ns, 0, exec_path); });
     complete = true;
   }
@@ -200,15 +202,19 @@ void EventCoder::flush_frame(bool final_frame, bool complete, const char* exec_p
   format::ColumnEncoder& enc = *enc_;
   bool written;
   if (e.kind == EventKind::kAlloc) {
-    written = enc.alloc(static_cast<format::AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+    const std::uint64_t time_ns = stamp_to_ns(e.time_ns);
+    written = enc.alloc(static_cast<format::AllocFn>(e.fn), time_ns, e.addr, e.size, e.stack);
+    if (!written) return false;  // nothing was written: put_event() flushes and writes it again
     frame_stacks_ = std::max(frame_stacks_, e.stack + 1);
+    frame_earliest_ns_ = std::min(frame_earliest_ns_, time_ns);
   } else if (e.kind == EventKind::kFree) {
-    written = enc.free(e.time_ns, e.addr);
+    const std::uint64_t time_ns = stamp_to_ns(e.time_ns);
+    written = enc.free(time_ns, e.addr);
+    if (!written) return false;
+    frame_earliest_ns_ = std::min(frame_earliest_ns_, time_ns);
   } else {
     return false;
   }
-  if (!written) return false;  // nothing was written: put_event() flushes and writes it again
-  frame_earliest_ns_ = std::min(frame_earliest_ns_, e.time_ns);
   if (enc.holds_at_least(kFrameSoftLimit)) flush_frame(false);
   events_ += 1;
   return true;
@@ -220,6 +226,10 @@ void EventCoder::put_event(std::uint64_t tid, const RawEvent& e, const RawTail& 
   // The Thread record and the event go into the same frame: if either does
   // not fit, the frame is flushed (forgetting the thread) and both are
   // written again into the next one.
+  // Converted once: put() may call this lambda twice.
+  const std::uint64_t time_ns = stamp_to_ns(e.time_ns);
+  const std::uint64_t alloc_ns =
+      e.kind == EventKind::kRealloc || e.kind == EventKind::kMremap ? stamp_to_ns(t.alloc_ns) : 0;
   put([&](format::ColumnEncoder& enc) {
     if (current_tid_ != tid) {
       if (!enc.record([&](format::RecordEncoder& r) { return r.thread(tid); })) return false;
@@ -228,28 +238,28 @@ void EventCoder::put_event(std::uint64_t tid, const RawEvent& e, const RawTail& 
     bool written = false;
     switch (e.kind) {
       case EventKind::kAlloc:
-        written = enc.alloc(static_cast<AllocFn>(e.fn), e.time_ns, e.addr, e.size, e.stack);
+        written = enc.alloc(static_cast<AllocFn>(e.fn), time_ns, e.addr, e.size, e.stack);
         break;
       case EventKind::kFree:
-        written = enc.free(e.time_ns, e.addr);
+        written = enc.free(time_ns, e.addr);
         break;
       case EventKind::kRealloc:
         written = enc.record([&](format::RecordEncoder& r) {
-          return r.realloc(static_cast<AllocFn>(e.fn), e.time_ns, t.old_addr, t.alloc_ns, e.addr, e.size, e.stack);
+          return r.realloc(static_cast<AllocFn>(e.fn), time_ns, t.old_addr, alloc_ns, e.addr, e.size, e.stack);
         });
         break;
       case EventKind::kMmap:
         written = enc.record([&](format::RecordEncoder& r) {
-          return r.mmap(e.time_ns, e.addr, e.size, static_cast<std::uint32_t>(t.old_size >> 32),
+          return r.mmap(time_ns, e.addr, e.size, static_cast<std::uint32_t>(t.old_size >> 32),
                         static_cast<std::uint32_t>(t.old_size), e.stack);
         });
         break;
       case EventKind::kMunmap:
-        written = enc.record([&](format::RecordEncoder& r) { return r.munmap(e.time_ns, e.addr, e.size); });
+        written = enc.record([&](format::RecordEncoder& r) { return r.munmap(time_ns, e.addr, e.size); });
         break;
       case EventKind::kMremap:
         written = enc.record([&](format::RecordEncoder& r) {
-          return r.mremap(e.time_ns, t.old_addr, t.old_size, t.alloc_ns, e.addr, e.size, e.stack);
+          return r.mremap(time_ns, t.old_addr, t.old_size, alloc_ns, e.addr, e.size, e.stack);
         });
         break;
       default:
@@ -258,7 +268,7 @@ void EventCoder::put_event(std::uint64_t tid, const RawEvent& e, const RawTail& 
     // Here, not after put(): put() may flush the frame that holds this event.
     // A Realloc's or Mremap's release comes first, at time_ns.
     if (written) {
-      frame_earliest_ns_ = std::min(frame_earliest_ns_, e.time_ns);
+      frame_earliest_ns_ = std::min(frame_earliest_ns_, time_ns);
       // Only these kinds carry a stack: a Free's or Munmap's `stack` is
       // whatever the slot held before (FramePlacement would wait for an id
       // nobody defines).
@@ -274,13 +284,14 @@ void EventCoder::put_event(std::uint64_t tid, const RawEvent& e, const RawTail& 
 void EventCoder::put_thread_event(ThreadBuffer& b, const RawEvent& e) {
   char name_storage[17];
   const std::string_view name = event_name(e, name_storage);
+  const std::uint64_t time_ns = stamp_to_ns(e.time_ns);
   if (e.kind == EventKind::kThreadStart) {
-    put_record([&](format::RecordEncoder& enc) { return enc.thread_start(b.tid, e.time_ns, name); });
+    put_record([&](format::RecordEncoder& enc) { return enc.thread_start(b.tid, time_ns, name); });
   } else {
     if (!b.name_known || name != std::string_view(b.last_name, strnlen(b.last_name, 16))) {
       put_record([&](format::RecordEncoder& enc) { return enc.thread_name(b.tid, name); });
     }
-    put_record([&](format::RecordEncoder& enc) { return enc.thread_exit(b.tid, e.time_ns); });
+    put_record([&](format::RecordEncoder& enc) { return enc.thread_exit(b.tid, time_ns); });
   }
   std::memcpy(b.last_name, name_storage, 16);
   b.name_known = true;
@@ -296,7 +307,8 @@ void EventCoder::put_marker_event(const ThreadBuffer& b, const RawEvent& e, std:
   }
   const auto source = static_cast<format::Source>(e.fn);
   // Not in the frame's note, which is of heap and mapping events only (FORMAT.md "Frames").
-  put_record([&](format::RecordEncoder& enc) { return enc.marker(e.time_ns, source, std::string_view(label, bytes)); });
+  const std::uint64_t time_ns = stamp_to_ns(e.time_ns);
+  put_record([&](format::RecordEncoder& enc) { return enc.marker(time_ns, source, std::string_view(label, bytes)); });
 }
 
 void EventCoder::drain(ThreadBuffer& b, std::uint64_t end) {

@@ -24,6 +24,7 @@
 #include "real_allocator.h"
 #include "recorder_state.h"
 #include "stack_table.h"
+#include "stamp_source.h"
 #include "thread_buffer.h"
 #include "thread_state.h"
 #include "toggle_signal.h"
@@ -131,8 +132,10 @@ void early_init() {
   if (!g_early.compare_exchange_strong(expected, 1)) return;
   HookScope scope(HookDepth::kInternal);
   resolve_real_allocator();
-  publish_tick();
   read_options();
+  // Before the first stamp, the start's tick included.
+  choose_stamp_source();
+  publish_tick();
   g_enabled.store(!g_options.start_disabled, std::memory_order_relaxed);
   unwind_init();
   if (!stack_table_init() || !modules_init()) {

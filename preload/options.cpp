@@ -6,6 +6,7 @@
 #include <errno.h>  // program_invocation_short_name (_GNU_SOURCE)
 #include <fnmatch.h>
 #include <unistd.h>
+#include <algorithm>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -138,6 +139,15 @@ void read_options() {
       invalid(kEnvWriters.name, v, "auto or a number from 1 to 8");
     }
   }
+  if (const char* v = getenv(kEnvStamp.name); v != nullptr) {
+    constexpr std::string_view kNames[] = {"auto", "tsc", "counter"};
+    const auto* named = std::find(std::begin(kNames), std::end(kNames), std::string_view(v));
+    if (named != std::end(kNames)) {
+      o.stamp = static_cast<StampChoice>(named - std::begin(kNames));
+    } else {
+      invalid(kEnvStamp.name, v, "auto, tsc or counter");
+    }
+  }
   g_options = o;
 }
 
@@ -185,6 +195,8 @@ void describe_options(OptionText& out) {
   } else {
     number(kEnvWriters.header_key, g_options.writers);
   }
+  constexpr std::string_view kStampNames[] = {"auto", "tsc", "counter"};
+  text(kEnvStamp.header_key, kStampNames[static_cast<std::size_t>(g_options.stamp)]);
 }
 
 }  // namespace memrec::preload

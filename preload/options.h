@@ -16,6 +16,9 @@ inline constexpr int kDefaultMaxDepth = 128;
 // small thread stacks and signal stacks.
 inline constexpr int kMaxDepthLimit = 256;
 
+// MEMREC_STAMP (stamp_source.h).
+enum class StampChoice : std::uint8_t { kAuto, kTsc, kCounter };
+
 struct Options {
   char output[1024] = "memrec.%e.%p.dat";  // MEMREC_OUTPUT
   bool start_disabled = false;             // MEMREC_START_DISABLED
@@ -28,6 +31,7 @@ struct Options {
   int zstd_level = 0;                      // MEMREC_ZSTD_LEVEL: 1-19; 0 = auto (auto_level.h)
   char only[256] = "";                     // MEMREC_ONLY: a glob; empty = every process
   std::uint32_t writers = 0;               // MEMREC_WRITERS: 1-8; 0 = auto (writer_pool.h)
+  StampChoice stamp = StampChoice::kAuto;  // MEMREC_STAMP
 };
 
 extern Options g_options;
@@ -39,8 +43,8 @@ void read_options();
 // The options as key/value text for the file header. `storage` holds the
 // formatted numbers and must outlive the result.
 struct OptionText {
-  format::OptionPair pairs[11];
-  char storage[11][24];
+  format::OptionPair pairs[12];
+  char storage[12][24];
   std::size_t count = 0;
 };
 void describe_options(OptionText& out);

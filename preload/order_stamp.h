@@ -1,52 +1,73 @@
 // The order stamp of an event. Reading CLOCK_MONOTONIC costs 15-20 ns on bare
 // metal but about 200 ns on VMs that trap rdtsc, per event, so hooks never
-// read it. Stamps are nanoseconds on the CLOCK_MONOTONIC scale, from two
-// sources (FORMAT.md, "Order"):
+// read it. Stamps come from three sources, FORMAT.md "Order":
 // - While only one thread has a buffer, events take the writer's last tick
 //   (g_tick_ns, a relaxed load): a single thread needs no more to order its
 //   own events.
-// - As soon as a second thread records, every event takes the next value of
-//   g_stamp, a shared counter (one lock xadd, ~50 ns here, and its cache
-//   line moves between the recording threads). The writer raises it to the
-//   clock at every tick, so stamps stay within a few microseconds of the
-//   clock: ahead of it by at most one nanosecond per event since the last
-//   tick.
-// Why that is exact across threads: the stamps of g_stamp follow its
+// - As soon as a second thread records, every event takes either the next
+//   value of g_stamp, a shared counter (MEMREC_STAMP=counter: one lock xadd,
+//   and its cache line moves between the recording threads), or a reading
+//   of the TSC (MEMREC_STAMP=tsc: no shared line; stamp_source.h picks it
+//   once, before the first stamp). With the counter, stamps and ticks are ns
+//   on the CLOCK_MONOTONIC scale: the writer raises g_stamp to the clock at
+//   every tick, so stamps run ahead of it by at most one ns per event since.
+//   With the TSC, stamps and ticks are TSC readings, which the writers turn
+//   into ns (tsc_clock.h) before coding them.
+// Why the counter is exact across threads: its values follow its
 // modification order, which agrees with happens-before; so when thread A
 // frees p and thread B then gets p from malloc (the allocator synchronizes
 // them), B's stamp is larger. A tick is published as a value g_stamp has
 // already reached, so a tick-stamped event sorts before any g_stamp stamp
-// taken after it. And as before:
+// taken after it.
+// Why the TSC is exact across threads: Linux keeps `tsc` as its clocksource
+// only while the TSCs of all cores agree (no core reads a value below one
+// another core read earlier: its warp check), and constant_tsc with
+// nonstop_tsc make it tick at one rate. Each reading is `lfence; rdtsc`
+// (tsc_clock.h). If A's event happens before B's, some store of A after its
+// reading reached a load of B before B's reading: A's reading executed before
+// that store retired and so before it became visible; the lfence keeps B's
+// reading after its load completed. So B's reading is taken later and is not
+// smaller. That covers both directions a block crosses threads: a free stamped
+// before the real free and the allocation that reuses the block stamped after
+// the real malloc returned, and an allocation handed to another thread that
+// frees it. Readings of such a pair are apart by at least the rest of A's
+// hook, a cache line moved between cores and the start of B's: tens of ns.
+// The ns conversion keeps them apart too (its rate never falls below half
+// the TSC's, tsc_clock.cpp); only readings under about 2 ns apart can share
+// a ns. At equal times the reader puts releases first, which is right for a
+// free and the reuse of its block.
+// And for both sources:
 // - a thread's first event is stamped after it raised g_recording_threads,
 //   and any address it hands over (or receives) synchronizes through the
-//   allocator after that, so the other thread takes g_stamp from then on;
+//   allocator after that, so the other thread takes g_stamp (or the TSC)
+//   from then on;
 // - when the writer retires an exited thread, it publishes a fresh tick
 //   before lowering g_recording_threads, so a later tick-stamped event sorts
 //   after everything the retired thread recorded.
 // Each thread's stamps never go backwards (t_thread.last_stamp).
 // Until the writer runs (it starts lazily, and is parked around unshare and
 // setns: docs/design/single_threaded.md) nobody ticks: a lone thread's events
-// then read the clock themselves, at the vDSO's price, until it does.
-// Why not a stamp without the shared line: ordering each block's events by a
-// Lamport clock kept per block (docs/design/ordering.md) orders a free
-// before the reuse of its block, but not before an allocation that only the
-// program's own synchronization puts after it; tests/programs/peak_handoff
-// then showed a peak that never happened. Only a clock read per event that
-// agrees with happens-before across cores would do, and its deltas make the
-// writer slower.
+// then read the clock (or the TSC) themselves until it does.
+// Why not a stamp without the shared line that needs no synchronized TSC:
+// ordering each block's events by a Lamport clock kept per block
+// (docs/design/ordering.md) orders a free before the reuse of its block, but
+// not before an allocation that only the program's own synchronization puts
+// after it; tests/programs/peak_handoff then showed a peak that never happened.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 
 #include "clock.h"
+#include "stamp_source.h"
 #include "thread_state.h"
 
 namespace memrec::preload {
 
 // Threads with a buffer that the writer has not retired.
 extern std::atomic<std::uint32_t> g_recording_threads;
-// The writer's last tick: a value g_stamp has reached, at least the clock.
+// The writer's last tick: a value g_stamp has reached, at least the clock;
+// with the TSC, a reading.
 extern std::atomic<std::uint64_t> g_tick_ns;
 // The shared stamp counter while two or more threads record.
 extern std::atomic<std::uint64_t> g_stamp;
@@ -62,13 +83,19 @@ extern std::atomic<bool> g_ticking;
 inline constexpr std::uint64_t kTickGridNs = 1024;
 
 // Raises g_stamp to the clock and publishes the tick (writer, retire, init).
-// Returns the tick.
+// Returns the tick. With the TSC, a tick is a reading (off the grid: the
+// writers convert it to ns).
 inline std::uint64_t publish_tick() {
-  const std::uint64_t now = now_ns() & ~(kTickGridNs - 1);
-  std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
-  while (cur < now && !g_stamp.compare_exchange_weak(cur, now, std::memory_order_acq_rel)) {
+  std::uint64_t tick;
+  if (stamp_tsc()) {
+    tick = tsc_read();
+  } else {
+    const std::uint64_t now = now_ns() & ~(kTickGridNs - 1);
+    std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
+    while (cur < now && !g_stamp.compare_exchange_weak(cur, now, std::memory_order_acq_rel)) {
+    }
+    tick = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
   }
-  const std::uint64_t tick = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
   // Raised, never lowered: the pool's writers retire threads and tick
   // concurrently, and a tick stored after a later one would let a lone
   // thread stamp before a retired thread's last event. Release pairs with
@@ -82,7 +109,8 @@ inline std::uint64_t publish_tick() {
 
 // In a fork child: the parent's stamps are in the parent's file.
 inline void reset_stamps() {
-  const std::uint64_t now = now_ns();
+  if (stamp_tsc()) tsc_map_reset_after_fork();
+  const std::uint64_t now = stamp_tsc() ? tsc_read() : now_ns();
   g_stamp.store(now, std::memory_order_relaxed);
   g_tick_ns.store(now, std::memory_order_relaxed);
 }
@@ -91,6 +119,7 @@ inline void reset_stamps() {
 // with g_stamp raised to it: a second thread's first stamp, its next value,
 // then sorts after this one, as it would after a tick.
 inline std::uint64_t clock_stamp() {
+  if (stamp_tsc()) return tsc_read();
   std::uint64_t t = now_ns();
   std::uint64_t cur = g_stamp.load(std::memory_order_relaxed);
   while (cur < t && !g_stamp.compare_exchange_weak(cur, t, std::memory_order_acq_rel)) {
@@ -110,7 +139,16 @@ inline void raise_stamp(std::uint64_t v) {
 // last_stamp then passes it, before every later one; g_stamp passes it too,
 // so another thread's later stamps do as well. Taken at the clock, so a
 // marker set while no tick is due is not a few milliseconds early.
+// With the TSC, a reading, and this thread's later stamps pass it by one
+// tick: ordered with other threads' stamps as any reading is, but unique only
+// within the thread (and ns may join what ticks keep apart).
 inline std::uint64_t unique_stamp() {
+  if (stamp_tsc()) {
+    std::uint64_t t = tsc_read();
+    if (t <= t_thread.last_stamp) t = t_thread.last_stamp + 1;
+    t_thread.last_stamp = t + 1;
+    return t;
+  }
   raise_stamp(now_ns());
   std::uint64_t t = g_stamp.fetch_add(2, std::memory_order_acq_rel) + 1;
   if (t <= t_thread.last_stamp) t = t_thread.last_stamp + 1;
@@ -130,6 +168,8 @@ inline std::uint64_t order_stamp() {
     } else {
       t = clock_stamp();
     }
+  } else if (stamp_tsc()) {
+    t = tsc_read();
   } else {
     t = g_stamp.fetch_add(1, std::memory_order_acq_rel) + 1;
   }

@@ -123,6 +123,7 @@ void for_own_lists(Fn&& fn) {
 void cycle() {
   // Pairs with order_stamp()'s acquire: see order_stamp.h.
   publish_tick();
+  if (stamp_tsc()) tsc_map_steer();
   g_coder.write_modules();
   const std::uint64_t noted = now_ns();
   g_cycle.gap_ns = noted - g_cycle.noted_ns;
@@ -358,7 +359,8 @@ bool prepare_launch() {
   // constructor ran: events from then on must not precede the start.
   const std::uint64_t mono = now_ns();
   const std::uint64_t wall = wall_ns();
-  const std::uint64_t tick = g_tick_ns.load(std::memory_order_acquire);
+  const std::uint64_t tick_stamp = g_tick_ns.load(std::memory_order_acquire);
+  const std::uint64_t tick = tick_stamp != 0 ? stamp_to_ns(tick_stamp) : 0;
   DumpOrigin& origin = g_dump.origin();
   origin.start_mono_ns = tick != 0 && tick < mono ? tick : mono;
   origin.start_wall_ns = wall - (mono - origin.start_mono_ns);
@@ -550,7 +552,7 @@ std::uint64_t writer_control_stamp() {
   // A lone program thread stamps its events with the last tick: a tick taken
   // after the stamp sorts them after it.
   if (g_ticking.load(std::memory_order_relaxed)) publish_tick();
-  return t;
+  return stamp_to_ns(t);
 }
 
 void writer_put_marker(format::Source source, std::string_view label) {

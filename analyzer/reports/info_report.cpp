@@ -115,8 +115,10 @@ std::string counter_name(std::uint64_t key) {
       "toggle_chained",
       "markers_lost",
       "writer",  // never among a dump's counters: the reader adds each writer's up by it
+      "stamp_tsc",
+      "tsc_read_ns",
   };
-  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kWriter) + 1);
+  static_assert(std::size(kNames) == static_cast<std::size_t>(format::Counter::kTscReadNs) + 1);
   if (key < std::size(kNames) && kNames[key] != nullptr) return kNames[key];
   if (const std::int64_t thread = format::recorder_thread_of(key); thread >= 0) {
     return "recorder_thread_" + std::to_string(thread) + (format::is_recorder_events_key(key) ? "_events" : "_cpu_ns");

@@ -58,7 +58,18 @@ def parse_args(argv):
     parser.add_argument("--large", action="store_true",
                         help="instead, time memrec report and view on a multi-GB dump (scripts/lib/bench_large.py; "
                         "`--large --help` lists its options, --large-allocations N among them)")
+    parser.add_argument("--memrec-env", action="append", default=[], metavar="MEMREC_NAME=VALUE",
+                        help="set for the runs under memrec (MEMREC_STAMP=tsc), to compare a setting with "
+                        "another run's; repeatable")
+    parser.add_argument("--compare", metavar="MEMREC_NAME=A,B",
+                        help="instead, memrec with each value of the setting side by side, interleaved, without "
+                        "heaptrack: CPU ratios and ns per event, printed (scripts/lib/bench_compare.py)")
     args = parser.parse_args(argv)
+    for pair in args.memrec_env:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.startswith("MEMREC_"):
+            parser.error(f"--memrec-env {pair}: expected MEMREC_NAME=VALUE")
+        measure.MEMREC_ENV[name] = value
     if args.reps is None:
         args.reps = 1 if args.quick else 5
     if args.reps < 1:
@@ -123,9 +134,10 @@ def environment_lines(load_before, results):
                 break
     mem_gib = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
     load_after = os.getloadavg()[0]
+    settings = "".join(f" with {name}={value}" for name, value in sorted(measure.MEMREC_ENV.items()))
     return [
         f"Measured {datetime.date.today().isoformat()} on {cpu}, {os.cpu_count()} cores, {mem_gib:.0f} GiB, "
-        f"Linux {platform.release()}; memrec {commit}; {first_line(['heaptrack', '--version'])} "
+        f"Linux {platform.release()}; memrec {commit}{settings}; {first_line(['heaptrack', '--version'])} "
         f"(its file compressed with {measure.COMPRESSOR[0]}); "
         f"{first_line(['g++', '--version'])}; sqlite {first_line(['sqlite3', '--version']).split()[0]}; "
         f"{first_line(['/usr/bin/python3', '--version'])}. "
@@ -276,6 +288,9 @@ def main(argv):
         paths = tool_paths(args.build_dir)
         if args.perf:
             profile(args, paths, work_dir)
+        elif args.compare:
+            import bench_compare  # noqa: E402 - only this mode needs it
+            bench_compare.compare(args, paths, work_dir, say)
         else:
             benchmark(args, paths, work_dir)
     except (measure.BenchError, ValueError, subprocess.CalledProcessError) as error:

@@ -96,11 +96,16 @@ def run_baseline(launcher, workload, log_base):
     return launcher.measure(workload.argv, workload.env, log_base)
 
 
+# MEMREC_* variables for every run under memrec (bench.py --memrec-env).
+MEMREC_ENV = {}
+
+
 def run_memrec(launcher, workload, preload, out_dir, log_base):
     """Returns (target Run, list of dump paths). The writer thread lives in the
     target, so its Run holds all of memrec's cost."""
     pattern = os.path.join(out_dir, f"memrec.{workload.name}.%p.dat")
-    run = launcher.measure(workload.argv, {**workload.env, "LD_PRELOAD": preload, "MEMREC_OUTPUT": pattern}, log_base)
+    env = {**workload.env, **MEMREC_ENV, "LD_PRELOAD": preload, "MEMREC_OUTPUT": pattern}
+    run = launcher.measure(workload.argv, env, log_base)
     dumps = sorted(glob.glob(os.path.join(out_dir, f"memrec.{workload.name}.*.dat")))
     if not dumps:
         raise BenchError(f"memrec wrote no dump for {workload.name} into {out_dir}; see {log_base}.err")

@@ -510,3 +510,17 @@ def wait_for_socket(build, pid):
         assert "has no memrec control socket" in status.stderr, status.describe()
         time.sleep(0.05)
     pytest.fail(f"no control socket for {pid}: {status.describe()}")
+
+
+# The order stamps cross-thread tests run with (MEMREC_STAMP): the shared
+# counter, and the TSC, each forced rather than left to auto.
+STAMPS = ("counter", "tsc")
+
+
+def assert_stamped_by(stamp: str, run, counters: dict):
+    """The dump's counters say its events were ordered by `stamp`; tsc on a
+    machine whose TSC the recorder does not trust is skipped, with its reason."""
+    used = counters.get("stamp_tsc", 0)
+    if stamp == "tsc" and used == 0 and "MEMREC_STAMP=tsc: " in run.stderr:
+        pytest.skip(run.stderr.strip())
+    assert used == (1 if stamp == "tsc" else 0), run.describe()

@@ -1,7 +1,10 @@
 """The recorder's own threads in the dump's counters: each one's CPU time and
 the events it coded (FORMAT.md, "Counters"), as `memrec info` shows them."""
 
+import pytest
+
 import memrec_support as support
+from memrec_support import STAMPS, assert_stamped_by
 
 
 def test_the_writer_reports_its_cpu_time_and_every_event_it_coded(build, record, run_plain, only_dump):
@@ -31,22 +34,25 @@ def test_the_writer_reports_its_cpu_time_and_every_event_it_coded(build, record,
     assert f", {threads[0]['events']} events, " in line
 
 
-def record_cross_free(record, only_dump, writers: str):
+def record_cross_free(record, only_dump, writers: str, stamp: str):
     """cross_free_threads with 8 threads handing 2,000 blocks each to the
-    next, recorded with MEMREC_WRITERS=`writers`: the run and its one dump,
-    every block handed across threads (and so across writers) freed after
-    its allocation, nothing left live or unknown."""
-    run = record("cross_free_threads", "8", "2000", env={"MEMREC_WRITERS": writers})
+    next, recorded with MEMREC_WRITERS=`writers` and MEMREC_STAMP=`stamp`:
+    the run and its one dump, every block handed across threads (and so
+    across writers) freed after its allocation, nothing left live or unknown."""
+    run = record("cross_free_threads", "8", "2000", env={"MEMREC_WRITERS": writers, "MEMREC_STAMP": stamp})
     assert (run.returncode, run.stdout) == (0, "cross_free_threads: 8 threads passed 2000 blocks each, 0 bad\n"), \
         run.describe()
     dump = only_dump(run)
+    assert_stamped_by(stamp, run, dump["counters"])
     support.assert_consistent(dump)
+    assert dump["heap"]["unmatched_frees"] == 0
     return run, dump
 
 
-def test_with_one_writer_many_program_threads_share_it_and_it_codes_all_their_events(record, only_dump):
+@pytest.mark.parametrize("stamp", STAMPS)
+def test_with_one_writer_many_program_threads_share_it_and_it_codes_all_their_events(record, only_dump, stamp):
     # given cross_free_threads recorded with a single writer
-    _, dump = record_cross_free(record, only_dump, "1")
+    _, dump = record_cross_free(record, only_dump, "1", stamp)
     # then one recorder thread coded every event of the 8
     threads = dump["recorder_threads"]
     assert len(threads) == 1
@@ -55,11 +61,12 @@ def test_with_one_writer_many_program_threads_share_it_and_it_codes_all_their_ev
     assert threads[0]["cpu_ns"] > 0
 
 
-def test_eight_program_threads_are_dealt_to_four_writers_whose_counters_add_up(build, record, only_dump):
+@pytest.mark.parametrize("stamp", STAMPS)
+def test_eight_program_threads_are_dealt_to_four_writers_whose_counters_add_up(build, record, only_dump, stamp):
     # given cross_free_threads recorded with a pool of 4 writers: the main
     # thread goes to the main writer, the 8 threads in turn to writers 1, 2,
     # 3, 0, 1, 2, 3, 0 (record_cross_free checks every cross-writer free)
-    run, dump = record_cross_free(record, only_dump, "4")
+    run, dump = record_cross_free(record, only_dump, "4", stamp)
     # then the dump names four recorder threads, each of which coded events
     # and spent CPU time, and whose events add up to the dump's
     threads = dump["recorder_threads"]

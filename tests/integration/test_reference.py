@@ -30,6 +30,7 @@ NON_DEFAULTS = {
     "MEMREC_ZSTD_LEVEL": ("5", "5"),
     "MEMREC_ONLY": ("leak_*", "leak_*"),
     "MEMREC_WRITERS": ("2", "2"),
+    "MEMREC_STAMP": ("tsc", "tsc"),
 }
 # How the header records a default that is written as a name in the docs.
 HEADER_FORM = {"SIGUSR1": str(int(signal.SIGUSR1))}

@@ -1,19 +1,24 @@
 """Threads: frees on another thread than the allocation, address reuse across
 threads, and threads that exit before their events are written."""
 
+import pytest
+
 import memrec_support as support
-from memrec_support import assert_consistent, assert_leaks, leaked_by_function, sites_by_function
+from memrec_support import STAMPS, assert_consistent, assert_leaks, assert_stamped_by, leaked_by_function, \
+    sites_by_function
 
 
-def test_blocks_passed_between_threads_are_all_freed_in_the_dump(record, only_dump, leaks_by_function):
+@pytest.mark.parametrize("stamp", STAMPS)
+def test_blocks_passed_between_threads_are_all_freed_in_the_dump(record, only_dump, leaks_by_function, stamp):
     # given threads_pass: 4 threads in a ring, each allocating 20000 blocks in
     # produce() that the next thread frees in consume(), so glibc hands freed
     # blocks back to other threads all the time
     # when it runs under the preload
-    run = record("threads_pass")
+    run = record("threads_pass", env={"MEMREC_STAMP": stamp})
     assert run.returncode == 0, run.describe()
     assert run.stdout == "threads_pass: 80000 blocks freed across threads, 0 bad\n"
     dump = only_dump(run)
+    assert_stamped_by(stamp, run, dump["counters"])
     assert dump["clean_end"] is True
     assert_consistent(dump)
     # then the dump orders every free before the reuse of its address: no
@@ -30,17 +35,19 @@ def test_blocks_passed_between_threads_are_all_freed_in_the_dump(record, only_du
     assert dump["counters"]["threads"] >= 5
 
 
-def test_blocks_handed_between_a_thread_recording_alone_and_another_are_ordered(build, record, only_dump):
+@pytest.mark.parametrize("stamp", STAMPS)
+def test_blocks_handed_between_a_thread_recording_alone_and_another_are_ordered(build, record, only_dump, stamp):
     # given handover_alone: main allocates 1000 blocks while it is the only
     # thread, a new thread frees them first thing, allocates 1000 more and
     # exits, and main frees those once the recorder has retired that thread
     # (the recorder stamps a thread recording alone with its tick, and the
-    # others with Lamport stamps: each handover crosses the switch)
+    # others with the counter or the TSC: each handover crosses the switch)
     # when it runs under the preload
-    run = record("handover_alone")
+    run = record("handover_alone", env={"MEMREC_STAMP": stamp})
     assert run.returncode == 0, run.describe()
     assert run.stdout == "handover_alone: 1000 blocks each way\n"
     dump = only_dump(run)
+    assert_stamped_by(stamp, run, dump["counters"])
     assert_consistent(dump)
     # then every free found its block and nothing of the program leaks
     assert dump["heap"]["unmatched_frees"] == 0
@@ -51,15 +58,17 @@ def test_blocks_handed_between_a_thread_recording_alone_and_another_are_ordered(
     assert allocated["fill_blocks"] == (2000, 0)
 
 
-def test_a_peak_is_not_made_of_blocks_another_thread_had_already_freed(build, record):
+@pytest.mark.parametrize("stamp", STAMPS)
+def test_a_peak_is_not_made_of_blocks_another_thread_had_already_freed(build, record, only_dump, stamp):
     # given peak_handoff: main and a helper thread take turns 20 times, each
     # turn allocating 1 MiB and freeing it before waking the other through a
     # condition variable (which the recorder does not see); main also makes
     # 500 short-lived 64-byte blocks while it holds its 1 MiB
     # when it runs under the preload
-    run = record("peak_handoff")
+    run = record("peak_handoff", env={"MEMREC_STAMP": stamp})
     assert run.returncode == 0, run.describe()
     assert run.stdout == "peak_handoff: 20 rounds\n"
+    assert_stamped_by(stamp, run, only_dump(run)["counters"])
     rep = support.only_process(support.report(build, run.dats[0]))
     # then the peak is one 1 MiB block and one small block: the dump orders
     # each free before the allocation the other thread made after it, though
@@ -126,17 +135,19 @@ def test_a_thousand_short_lived_threads_are_all_recorded(record, only_dump, leak
     assert sum(1 for t in workers if t["exit_ns"] is not None) >= 1000
 
 
+@pytest.mark.parametrize("stamp", STAMPS)
 def test_sixty_four_threads_freeing_each_others_blocks_leave_exact_leaks_and_no_unmatched_free(build, record,
-                                                                                               only_dump):
+                                                                                               only_dump, stamp):
     # given cross_free_threads (scripts/stress runs it with 20000 blocks): 64
     # threads at once, thread i allocating 2000 blocks in produce() that
     # thread (i + 1) % 64 frees in consume(), and leaking 1 x (100000 + i)
     # from leak_per_thread() (0 + 1 + ... + 63 = 2016 bytes over 64 x 100000)
     # when it runs under the preload (half a second on an idle machine)
-    run = record("cross_free_threads", "64", "2000")
+    run = record("cross_free_threads", "64", "2000", env={"MEMREC_STAMP": stamp})
     assert run.returncode == 0, run.describe()
     assert run.stdout == "cross_free_threads: 64 threads passed 2000 blocks each, 0 bad\n"
     dump = only_dump(run)
+    assert_stamped_by(stamp, run, dump["counters"])
     assert dump["clean_end"] is True
     assert_consistent(dump)
     # then every free found the block it frees, though another thread made it

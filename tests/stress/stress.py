@@ -98,8 +98,9 @@ def finish(proc: subprocess.Popen, timeout: float = TIMEOUT_S) -> Finished:
 
 
 class Stress:
-    def __init__(self, build: Path, work: Path):
+    def __init__(self, build: Path, work: Path, env: dict[str, str] | None = None):
         self.build = build
+        self.env = env or {}  # MEMREC_* for every recorded run (--env)
         self.programs = build / "tests" / "programs"
         self.work = work
         self.memrec = build / "analyzer" / "memrec"
@@ -109,7 +110,7 @@ class Stress:
         return Path(tempfile.mkdtemp(prefix=f"{name}-", dir=self.work))
 
     def record(self, argv: list[str], out_dir: Path) -> subprocess.Popen:
-        env = clean_env({"LD_PRELOAD": str(self.preload), "MEMREC_OUTPUT": str(out_dir / "%e.%p.dat")})
+        env = clean_env({**self.env, "LD_PRELOAD": str(self.preload), "MEMREC_OUTPUT": str(out_dir / "%e.%p.dat")})
         return start(argv, env, cwd=out_dir)
 
     def info(self, dats: list[Path]) -> list[dict]:
@@ -244,6 +245,8 @@ class Stress:
             problems.append(f"leak_per_thread {leaks.get('leak_per_thread')} != {expected_leak}")
         if "produce" in leaks:
             problems.append(f"false leaks from produce: {leaks['produce']}")
+        if self.env.get("MEMREC_STAMP") == "tsc" and dump["counters"].get("stamp_tsc") != 1:
+            problems.append(f"MEMREC_STAMP=tsc but the counter ordered the events: {run.stderr.strip()[:200]}")
         details = (f"{dump['counts']['alloc']:,} allocs, {dump['counts']['free']:,} frees, "
                    f"{dump['heap']['unmatched_frees']} unmatched frees, leaks {leaks.get('leak_per_thread')}, "
                    f"{dats[0].stat().st_size / 2**20:.1f} MiB dump")
@@ -360,7 +363,15 @@ def main() -> int:
     parser.add_argument("--corpus", type=Path, help="inputs to read with memrec (scripts/fuzz's corpus)")
     parser.add_argument("--fuzz", nargs=4, metavar=("EXIT", "SECONDS", "ELAPSED", "SUMMARY"),
                         help="the result of scripts/fuzz, for the table")
+    parser.add_argument("--env", action="append", default=[], metavar="MEMREC_NAME=VALUE",
+                        help="set for every run under the preload (MEMREC_STAMP=tsc); repeatable")
     args = parser.parse_args()
+    env = {}
+    for pair in args.env:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.startswith("MEMREC_"):
+            parser.error(f"--env {pair}: expected MEMREC_NAME=VALUE")
+        env[name] = value
     seed = args.seed if args.seed is not None else random.randrange(1 << 32)
     print(f"stress: kill moments seeded with --seed {seed}")
 
@@ -370,7 +381,7 @@ def main() -> int:
         rows.append(Row(f"fuzz reader_fuzzer ({seconds} s)", summary.split(",")[0].removeprefix("fuzz: "),
                         code == "0", summary, float(elapsed)))
     with tempfile.TemporaryDirectory(prefix="memrec-stress-") as work:
-        stress = Stress(args.build.resolve(), Path(work))
+        stress = Stress(args.build.resolve(), Path(work), env)
         if args.corpus:
             rows.append(guarded("analyzer over the fuzz corpus", stress.corpus, args.corpus))
         rows.append(guarded("SIGKILL sigkill_loop", stress.sigkill, args.kills, random.Random(seed)))

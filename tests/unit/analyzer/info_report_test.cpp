@@ -251,7 +251,9 @@ TEST_SUITE("analyzer/info_report") {
     CHECK(counter_name(18) == "toggle_chained");
     CHECK(counter_name(19) == "markers_lost");
     CHECK(counter_name(20) == "writer");
-    CHECK(counter_name(21) == "unknown_21");
+    CHECK(counter_name(21) == "stamp_tsc");
+    CHECK(counter_name(22) == "tsc_read_ns");
+    CHECK(counter_name(23) == "unknown_23");
     CHECK(counter_name(128) == "recorder_thread_0_cpu_ns");
     CHECK(counter_name(131) == "recorder_thread_1_events");
     CHECK(counter_name(255) == "recorder_thread_63_events");

@@ -12,9 +12,9 @@ using namespace memrec::preload;
 namespace {
 
 void clear_env() {
-  for (const char* name :
-       {"MEMREC_OUTPUT", "MEMREC_START_DISABLED", "MEMREC_SIGNAL", "MEMREC_MAX_DEPTH", "MEMREC_FOLLOW_EXEC",
-        "MEMREC_RSS_INTERVAL_MS", "MEMREC_FLUSH_INTERVAL_MS", "MEMREC_LOSSY", "MEMREC_ZSTD_LEVEL", "MEMREC_WRITERS"}) {
+  for (const char* name : {"MEMREC_OUTPUT", "MEMREC_START_DISABLED", "MEMREC_SIGNAL", "MEMREC_MAX_DEPTH",
+                           "MEMREC_FOLLOW_EXEC", "MEMREC_RSS_INTERVAL_MS", "MEMREC_FLUSH_INTERVAL_MS", "MEMREC_LOSSY",
+                           "MEMREC_ZSTD_LEVEL", "MEMREC_WRITERS", "MEMREC_STAMP"}) {
     unsetenv(name);
   }
 }
@@ -113,13 +113,36 @@ TEST_SUITE("preload/options") {
     clear_env();
   }
 
+  TEST_CASE("the stamp is auto unless tsc or counter is given, and a wrong name keeps auto") {
+    clear_env();
+    read_options();
+    CHECK(g_options.stamp == StampChoice::kAuto);
+    setenv("MEMREC_STAMP", "tsc", 1);
+    read_options();
+    CHECK(g_options.stamp == StampChoice::kTsc);
+    setenv("MEMREC_STAMP", "counter", 1);
+    read_options();
+    CHECK(g_options.stamp == StampChoice::kCounter);
+    setenv("MEMREC_STAMP", "rdtsc", 1);
+    read_options();
+    CHECK(g_options.stamp == StampChoice::kAuto);
+    OptionText text;
+    describe_options(text);
+    bool found = false;
+    for (std::size_t i = 0; i < text.count; ++i) {
+      if (text.pairs[i].key == "stamp") found = text.pairs[i].value == "auto";
+    }
+    CHECK(found);
+    clear_env();
+  }
+
   TEST_CASE("the header lists every option as text") {
     clear_env();
     setenv("MEMREC_MAX_DEPTH", "64", 1);
     read_options();
     OptionText text;
     describe_options(text);
-    REQUIRE(text.count == 11);
+    REQUIRE(text.count == 12);
     bool found = false;
     for (std::size_t i = 0; i < text.count; ++i) {
       if (text.pairs[i].key == "max_depth") found = text.pairs[i].value == "64";

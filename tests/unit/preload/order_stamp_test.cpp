@@ -160,4 +160,65 @@ TEST_SUITE("preload/order_stamp") {
     CHECK(a < m);
     CHECK(m < b);
   }
+
+  // The same promises when the TSC stamps (MEMREC_STAMP=tsc): ticks and
+  // stamps are then readings, and later ones are larger.
+  TEST_CASE("with the TSC, a lone thread takes the tick and a second thread's first stamp sorts after it") {
+    if (!kHaveTsc) return;
+    g_stamp_tsc.store(true);
+    g_tick_ns.store(0);  // the counter's ticks are ns, not readings
+    set_state(1);
+    const std::uint64_t counter = g_stamp.load();
+    const std::uint64_t tick = publish_tick();
+    CHECK(order_stamp() == tick);
+    const std::uint64_t second = stamp_of_a_second_thread();
+    CHECK(second > tick);
+    CHECK(g_stamp.load() == counter);  // nothing shared was written
+    g_recording_threads.store(2);
+    CHECK(order_stamp() > second);
+    g_stamp_tsc.store(false);
+  }
+
+  TEST_CASE("with the TSC, each thread's stamps rise, and a stamp after a join passes all of the joined thread's") {
+    if (!kHaveTsc) return;
+    g_stamp_tsc.store(true);
+    g_tick_ns.store(0);  // the counter's ticks are ns, not readings
+    set_state(4);
+    constexpr int kThreads = 4;
+    std::vector<std::vector<std::uint64_t>> stamps(kThreads);
+    std::vector<std::thread> running;
+    for (int i = 0; i < kThreads; ++i) {
+      running.emplace_back([&stamps, i] {
+        t_thread.last_stamp = 0;
+        for (int k = 0; k < 100000; ++k) stamps[i].push_back(order_stamp());
+      });
+    }
+    for (std::thread& t : running) t.join();
+    const std::uint64_t after = order_stamp();
+    for (const auto& s : stamps) {
+      CHECK(std::is_sorted(s.begin(), s.end()));
+      CHECK(after > s.back());
+    }
+    // and when the writer retires the threads, a thread left alone sorts after them
+    const std::uint64_t tick = publish_tick();
+    g_recording_threads.store(1);
+    CHECK(order_stamp() == tick);
+    CHECK(tick > after);
+    g_stamp_tsc.store(false);
+  }
+
+  TEST_CASE("with the TSC, a marker's stamp is after a lone thread's earlier events and before its later ones") {
+    if (!kHaveTsc) return;
+    g_stamp_tsc.store(true);
+    g_tick_ns.store(0);  // the counter's ticks are ns, not readings
+    set_state(1);
+    publish_tick();
+    const std::uint64_t before = order_stamp();
+    const std::uint64_t marker = unique_stamp();
+    const std::uint64_t after = order_stamp();
+    CHECK(before < marker);
+    CHECK(marker < after);
+    CHECK(stamp_of_a_second_thread() > marker);
+    g_stamp_tsc.store(false);
+  }
 }

@@ -70,9 +70,18 @@ inline constexpr EnvironmentVariable kEnvWriters{
     "to one of them, given in turn as threads start; auto is the number of CPUs less one, at least 4 and at most "
     "8, and a writer starts only once a thread is given to it, so a single-threaded program keeps one."};
 
+inline constexpr EnvironmentVariable kEnvStamp{
+    "MEMREC_STAMP", "auto", "stamp",
+    "What orders events across threads: auto, tsc or counter. counter: a counter that every event of every "
+    "recording thread increments, whose cache line moves between their cores. tsc: each event reads the CPU's "
+    "time stamp counter, which the writers turn into ns; x86-64 only, and only where Linux's clocksource is "
+    "tsc and the CPU has constant_tsc and nonstop_tsc, else the counter is used with a message. auto: tsc "
+    "where it is trusted and a read costs at most 15 ns (timed at start), else counter. `memrec info --json` lists "
+    "stamp_tsc: 1 among the counters when the TSC was used."};
+
 inline constexpr EnvironmentVariable kEnvironment[] = {
     kEnvOutput,          kEnvStartDisabled, kEnvSignal,    kEnvMaxDepth, kEnvFollowExec, kEnvRssIntervalMs,
-    kEnvFlushIntervalMs, kEnvLossy,         kEnvZstdLevel, kEnvOnly,     kEnvWriters,
+    kEnvFlushIntervalMs, kEnvLossy,         kEnvZstdLevel, kEnvOnly,     kEnvWriters,    kEnvStamp,
 };
 
 }  // namespace memrec::preload

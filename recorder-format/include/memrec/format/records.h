@@ -124,6 +124,8 @@ enum class Counter : std::uint8_t {
   kToggleChained = 18,  // toggle signals that reached the recorder through the program's handler
   kMarkersLost = 19,    // memrec_mark() calls not recorded: made inside a hook (a signal handler), or no ring
   kWriter = 20,         // the writer thread whose counts these are (version 9); absent: 0, the main writer
+  kStampTsc = 21,       // 1: events were ordered by the TSC, not the shared counter (MEMREC_STAMP)
+  kTscReadNs = 22,      // the cost of one fenced TSC read, timed at start (when the TSC was considered)
 };
 
 }  // namespace memrec::format
