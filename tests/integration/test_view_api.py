@@ -44,12 +44,12 @@ class ViewServer:
         return json.loads(body)
 
 
-def start_view(build, dats, *args, host="127.0.0.1") -> ViewServer:
+def start_view(build, dats, *args, host="127.0.0.1", env=None) -> ViewServer:
     """`memrec view --port 0` on `dats`; waits for the URL it prints, which
-    must name `host` (in brackets when IPv6)."""
+    must name `host` (in brackets when IPv6). `env`: variables to add."""
     url_host = re.escape(f"[{host}]" if ":" in host else host).encode()
     argv = [build.memrec, "view", "--port", "0", "--no-progress", *args, *dats]
-    proc = support.start(argv, support.clean_env())
+    proc = support.start(argv, support.clean_env(env))
     deadline = time.monotonic() + support.TIMEOUT_S
     line = b""
     while time.monotonic() < deadline and proc.poll() is None:
