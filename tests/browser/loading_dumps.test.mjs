@@ -23,7 +23,7 @@ before(async () => {
   copyFileSync(leak, held);
   gate = join(dir, 'held.dat.hold');
   writeFileSync(gate, '');
-  view = await openView([leak, base, held], { MEMREC_VIEW_HOLD_DIR: dir });
+  view = await openView([leak, base, held], { MEMREC_VIEW_HOLD_DIR: dir }, { served: false });
   ({ baseUrl, page } = view);
   await waitFor(async () => {
     const { dumps } = await getJson(baseUrl, '/api/dumps');
@@ -56,7 +56,7 @@ test('a dump still loading is a row with its progress, and its view says it load
   await page.goto(`${baseUrl}/#/overview?dump=2`);
   await rendered(page);
   await page.getByRole('heading', { name: 'Loading this dump' }).waitFor();
-  assert.match(await page.getByRole('status').filter({ hasText: 'memrec view is loading' }).textContent(), /held\.dat: \d+ %/);
+  assert.match(await page.getByRole('status').filter({ hasText: 'memrec view is loading' }).textContent(), /held\.dat:\s+\d+ %/);
   assert.equal(await page.getByRole('alert').count(), 0, 'no error on the page');
   assert.match(await page.locator('#dump-select option[value="2"]').textContent(), /held\.dat \(loading\)/);
 

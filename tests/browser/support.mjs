@@ -152,9 +152,11 @@ export function place(root, name) {
 // `memrec view` on `dumps` and a browser page: {server, baseUrl, browser, page,
 // dialogs, errors}. closeView ends both and asserts that no script error, CSP
 // violation or dialog happened in any test of the file.
-// `env`: variables added to memrec view's environment.
-export async function openView(dumps, env = {}) {
+// `env`: variables added to memrec view's environment. memrec view listens
+// before it loads the dumps: with `served`, this waits until none is loading.
+export async function openView(dumps, env = {}, { served = true } = {}) {
   const { proc, url } = await startView(dumps, env);
+  if (served) await waitFor(async () => !(await getJson(url, '/api/dumps')).dumps.some((d) => d.state === 'loading'), 'the dumps loaded');
   const session = await openPage();
   return { server: proc, baseUrl: url, ...session };
 }

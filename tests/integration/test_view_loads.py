@@ -63,7 +63,7 @@ def test_small_dumps_are_served_while_a_larger_one_loads_and_a_bad_file_is_liste
     held = tmp_path / (dumps["churn_sites"].name + ".hold")
     held.touch()
     files = [dumps["churn_sites"], dumps["leak_three"], dumps["bad"], dumps["diff_leak_base"]]
-    view = start_view(build, files, env={"MEMREC_VIEW_HOLD_DIR": str(tmp_path)})
+    view = start_view(build, files, env={"MEMREC_VIEW_HOLD_DIR": str(tmp_path)}, served=False)
     try:
         # when the small ones are served
         listed = wait_for("the small dumps served and the large one half-way", lambda: (
