@@ -52,7 +52,7 @@ def view(build, mid_dump):
 
 def allocation_time(view, offset):
     """The time of the allocation `offset` in time order, as the view lists it."""
-    rows = view.json(f"/api/dumps/0/allocations?sort=time&order=asc&offset={offset}&limit=1")["allocations"]
+    rows = view.json(f"/api/dumps/0/allocations?sort=time&order=asc&offset={offset}&limit=1")["rows"]
     return rows[0]["time_ns"]
 
 
