@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "load/ordered_events.h"
+#include "model/window_figures.h"
 #include "reports/heap_report.h"
 #include "symbolize/symbolizer.h"
 
@@ -37,14 +38,8 @@ using nlohmann::json;
 constexpr std::uint32_t kNoSite = std::numeric_limits<std::uint32_t>::max();
 constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
 
-struct Figures {
-  std::uint64_t allocations = 0;
-  std::uint64_t allocated_bytes = 0;
-  std::uint64_t temporary = 0;
-  std::uint64_t leaked_bytes = 0;
-  std::uint64_t leaked_count = 0;
-  std::uint64_t peak_bytes = 0;
-};
+// The view's per-site figures (only the struct: every value here is this file's).
+using Figures = SiteFigures;
 
 struct Range {
   std::uint64_t from = 0;  // absolute
