@@ -13,19 +13,6 @@ namespace {
 
 constexpr std::size_t kMaxIdDigits = 9;
 
-}  // namespace
-
-std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max) {
-  if (text.empty() || text.size() > 20) return std::nullopt;
-  for (const char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-  }
-  std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || value > max) return std::nullopt;
-  return value;
-}
-
 // A dump given to memrec view that is not served (yet): 503 while it loads,
 // as a table being built; 500 with the reason once its load failed.
 ApiError load_missing(const DumpLoad& load, const std::string& id) {
@@ -37,6 +24,19 @@ ApiError load_missing(const DumpLoad& load, const std::string& id) {
                       " %): ask again in a few seconds."};
   e.loading_percent = percent;
   return e;
+}
+
+}  // namespace
+
+std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max) {
+  if (text.empty() || text.size() > 20) return std::nullopt;
+  for (const char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+  }
+  std::uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || value > max) return std::nullopt;
+  return value;
 }
 
 Checked<const ViewDump*> find_dump(const ViewData& data, const std::string& id) {
