@@ -5,8 +5,8 @@ tests/programs/churn_sites makes 25 M allocations from 8 call sites, frees
 most of them (one in 16 at once, a temporary), its live heap rising and falling
 in waves, and leaks 100 blocks. tests/oracle/view_event_oracle replays the
 dump's events in merged order with a replay of its own (not the allocation
-table's) and gives, for each asked range, the totals, the peak and when, and
-each site's figures, and for each instant the heap, the live blocks and each
+table's) and gives, for each asked range, the totals, the peak and when,
+each site's figures and what it kept live at a later instant, and for each instant the heap, the live blocks and each
 site's live bytes; the test asks the running view the same over HTTP, so the
 check holds whatever stores the table. Ranges are random (a fixed seed) and
 some start or end exactly at an allocation's time, where an off-by-one at a
@@ -65,7 +65,7 @@ def queries(view):
     ranges = [[0, end]]
     for _ in range(10):
         a, b = sorted(rnd.randrange(end + 1) for _ in range(2))
-        ranges.append([a, b])
+        ranges.append([a, b, rnd.randrange(b, end + 1)])  # and what it kept at a later instant
     for _ in range(4):
         a, b = sorted(rnd.randrange(count) for _ in range(2))
         ranges.append([allocation_time(view, a), allocation_time(view, b)])
@@ -84,7 +84,14 @@ def oracle(build, dump, asked, tmp_path):
     return json.loads(run.stdout)
 
 
-def view_range(view, from_ns, to_ns):
+def view_kept(view, from_ns, to_ns, at_ns):
+    """What the view says [from_ns, to_ns] allocated and is still live at at_ns."""
+    doc = view.json(f"/api/dumps/0/sites?from={from_ns}&to={to_ns}&at={at_ns}&sort=kept&limit=1000")
+    return {"at_ns": at_ns, "bytes": doc["kept"]["bytes"], "count": doc["kept"]["count"],
+            "sites": {str(r["id"]): [r["kept_bytes"], r["kept_count"]] for r in doc["sites"] if r["kept_count"]}}
+
+
+def view_range(view, from_ns, to_ns, kept_at=None):
     """The view's answers for [from_ns, to_ns] in the oracle's shape."""
     q = f"from={from_ns}&to={to_ns}"
     s = view.json(f"/api/dumps/0/summary?{q}")
@@ -95,12 +102,15 @@ def view_range(view, from_ns, to_ns):
         f["leaked_count"] = row["leaked_count"] + row["runtime_retained_count"]
         if f["allocations"] or f["leaked_bytes"] or f["peak_bytes"]:
             sites[str(row["id"])] = f
-    return {"from_ns": from_ns, "to_ns": to_ns,
-            "allocations": s["allocations"], "allocated_bytes": s["allocated_bytes"], "frees": s["frees"],
-            "unmatched_frees": s["unmatched_frees"], "temporary": s["temporary"],
-            "leaked_bytes": s["leaked"]["bytes"] + s["runtime_retained"]["bytes"],
-            "leaked_count": s["leaked"]["count"] + s["runtime_retained"]["count"],
-            "peak_bytes": s["peak"]["bytes"], "peak_time_ns": s["peak"]["time_ns"], "sites": sites}
+    out = {"from_ns": from_ns, "to_ns": to_ns,
+           "allocations": s["allocations"], "allocated_bytes": s["allocated_bytes"], "frees": s["frees"],
+           "unmatched_frees": s["unmatched_frees"], "temporary": s["temporary"],
+           "leaked_bytes": s["leaked"]["bytes"] + s["runtime_retained"]["bytes"],
+           "leaked_count": s["leaked"]["count"] + s["runtime_retained"]["count"],
+           "peak_bytes": s["peak"]["bytes"], "peak_time_ns": s["peak"]["time_ns"], "sites": sites}
+    if kept_at is not None:
+        out["kept"] = view_kept(view, from_ns, to_ns, kept_at)
+    return out
 
 
 def view_instant(view, at_ns):
@@ -119,10 +129,10 @@ def test_the_views_ranges_and_instants_equal_the_event_lists(build, mid_dump, vi
     expected = oracle(build, mid_dump, asked, tmp_path)
     print(f"oracle: {time.monotonic() - started:.1f} s for {len(asked['ranges'])} ranges, "
           f"{len(asked['instants'])} instants")
-    # then the view's range answers are the oracle's, totals and each site
+    # then the view's range answers are the oracle's, totals and each site (and what 10 of them kept)
     assert expected["ranges"][0]["allocations"] >= ALLOCATIONS
     for want in expected["ranges"]:
-        got = view_range(view, want["from_ns"], want["to_ns"])
+        got = view_range(view, want["from_ns"], want["to_ns"], want.get("kept", {}).get("at_ns"))
         assert got == want, (want["from_ns"], want["to_ns"])
     # and its instants: the heap, the live blocks and each site's live bytes and blocks
     for want in expected["instants"]:

@@ -6,10 +6,11 @@
 //
 //   view_event_oracle DUMP QUERIES.json > ANSWERS.json
 //
-// QUERIES: {"ranges": [[from_ns, to_ns], …], "instants": [at_ns, …]}, ns since
-// the dump's start, both ends of a range included (docs/api.md). ANSWERS: per
-// range its totals (allocations, allocated_bytes, frees, unmatched_frees,
-// temporary, leaked, peak and when) and each call site's figures; per instant
+// QUERIES: {"ranges": [[from_ns, to_ns(, kept_at_ns)], …], "instants": [at_ns, …]},
+// ns since the dump's start, both ends of a range included (docs/api.md).
+// ANSWERS: per range its totals (allocations, allocated_bytes, frees,
+// unmatched_frees, temporary, leaked, peak and when) and each call site's
+// figures, with kept_at what the range allocated still live then; per instant
 // the heap, the live blocks and each site's live bytes and blocks. Site ids are
 // the report's (the view's own numbering), taken from build_heap_report; every
 // figure is this file's.
@@ -21,6 +22,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -53,6 +55,12 @@ struct Range {
   std::uint64_t peak = 0;
   std::uint64_t peak_time = kNone;
   std::vector<std::uint64_t> live_at_peak;  // per site
+  // "Kept": the range's allocations still live at kept_at (absolute, at or
+  // after `to`; kNone when not asked), per site (bytes, blocks) and in all.
+  std::uint64_t kept_at = kNone;
+  std::uint64_t kept_bytes = 0;
+  std::uint64_t kept_count = 0;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> kept_sites;
 };
 
 struct Instant {
@@ -77,7 +85,10 @@ class Oracle final : public OrderedEventSink {
       : ranges_(std::move(ranges)), instants_(std::move(instants)), site_of_stack_(site_of_stack), sites_(sites) {
     live_bytes_.resize(sites);
     live_count_.resize(sites);
-    for (Range& r : ranges_) r.sites.resize(sites);
+    for (Range& r : ranges_) {
+      r.sites.resize(sites);
+      r.kept_sites.resize(sites);
+    }
   }
 
   void on_event(const HeapEvent& e, std::uint32_t thread) override {
@@ -103,7 +114,9 @@ class Oracle final : public OrderedEventSink {
     take_instants(kNone);
     for (const auto& [addr, b] : live_) {
       for (Range& r : ranges_) {
-        if (b.time >= r.from && b.time <= r.to) leak(r, b);
+        if (b.time < r.from || b.time > r.to) continue;
+        leak(r, b);
+        if (r.kept_at != kNone) keep(r, b);
       }
     }
     json out{{"ranges", json::array()}, {"instants", json::array()}};
@@ -167,11 +180,21 @@ class Oracle final : public OrderedEventSink {
     ++r.sites[b.site].leaked_count;
   }
 
-  // The block at `addr` ends at `time`: ranges that allocated it and end
-  // before keep it as leaked.
+  static void keep(Range& r, const Block& b) {
+    r.kept_bytes += b.size;
+    ++r.kept_count;
+    if (b.site == kNoSite) return;
+    r.kept_sites[b.site].first += b.size;
+    ++r.kept_sites[b.site].second;
+  }
+
+  // The block ends at `time`: ranges that allocated it and end before keep
+  // it as leaked, and as kept if it outlived their kept_at.
   void ended(const Block& b, std::uint64_t time) {
     for (Range& r : ranges_) {
-      if (b.time >= r.from && b.time <= r.to && time > r.to) leak(r, b);
+      if (b.time < r.from || b.time > r.to) continue;
+      if (time > r.to) leak(r, b);
+      if (r.kept_at != kNone && time > r.kept_at) keep(r, b);
     }
   }
 
@@ -231,18 +254,28 @@ class Oracle final : public OrderedEventSink {
                                   {"temporary", f.temporary},       {"leaked_bytes", f.leaked_bytes},
                                   {"leaked_count", f.leaked_count}, {"peak_bytes", f.peak_bytes}};
     }
-    return {{"from_ns", r.from - start_},
-            {"to_ns", r.to - start_},
-            {"allocations", r.totals.allocations},
-            {"allocated_bytes", r.totals.allocated_bytes},
-            {"frees", r.frees},
-            {"unmatched_frees", r.unmatched_frees},
-            {"temporary", r.totals.temporary},
-            {"leaked_bytes", r.totals.leaked_bytes},
-            {"leaked_count", r.totals.leaked_count},
-            {"peak_bytes", peaked ? r.peak : 0},
-            {"peak_time_ns", peaked ? json(r.peak_time - start_) : json(nullptr)},
-            {"sites", std::move(sites)}};
+    json out{{"from_ns", r.from - start_},
+             {"to_ns", r.to - start_},
+             {"allocations", r.totals.allocations},
+             {"allocated_bytes", r.totals.allocated_bytes},
+             {"frees", r.frees},
+             {"unmatched_frees", r.unmatched_frees},
+             {"temporary", r.totals.temporary},
+             {"leaked_bytes", r.totals.leaked_bytes},
+             {"leaked_count", r.totals.leaked_count},
+             {"peak_bytes", peaked ? r.peak : 0},
+             {"peak_time_ns", peaked ? json(r.peak_time - start_) : json(nullptr)},
+             {"sites", std::move(sites)}};
+    if (r.kept_at == kNone) return out;
+    json kept_sites = json::object();
+    for (std::size_t s = 0; s < sites_; ++s) {
+      if (r.kept_sites[s].second != 0) kept_sites[std::to_string(s)] = {r.kept_sites[s].first, r.kept_sites[s].second};
+    }
+    out["kept"] = {{"at_ns", r.kept_at - start_},
+                   {"bytes", r.kept_bytes},
+                   {"count", r.kept_count},
+                   {"sites", std::move(kept_sites)}};
+    return out;
   }
 
   std::vector<Range> ranges_;
@@ -280,6 +313,7 @@ int run(const std::string& path, const std::string& queries_path) {
     Range r;
     r.from = *start + q.at(0).get<std::uint64_t>();
     r.to = *start + q.at(1).get<std::uint64_t>();
+    if (q.size() > 2) r.kept_at = *start + q.at(2).get<std::uint64_t>();
     ranges.push_back(std::move(r));
   }
   std::vector<Instant> instants;
