@@ -121,40 +121,48 @@ def view_instant(view, at_ns):
             "top": {str(r["id"]): [r["live_bytes"], r["live_count"]] for r in i["top"]}}
 
 
-def test_the_views_ranges_and_instants_equal_the_event_lists(build, mid_dump, view, tmp_path):
-    # given 16 ranges and 13 instants over a dump of 50 M events
+@pytest.fixture(scope="module")
+def answers(build, mid_dump, view, tmp_path_factory):
+    """The asked ranges and instants, the off-by-one ones (ranges ending 1 ns
+    before an allocation, instants 1 ns before it) and the oracle's answers
+    for both, from one replay of the dump."""
     asked = queries(view)
-    # when the oracle replays every event for them
+    count = view.json("/api/dumps")["dumps"][0]["allocations"]
+    rnd = random.Random(SEED + 1)
+    ends = [allocation_time(view, rnd.randrange(1, count)) for _ in range(3)]
+    everything = {"ranges": asked["ranges"] + [[0, t - 1] for t in ends],
+                  "instants": asked["instants"] + [t - 1 for t in ends]}
     started = time.monotonic()
-    expected = oracle(build, mid_dump, asked, tmp_path)
-    print(f"oracle: {time.monotonic() - started:.1f} s for {len(asked['ranges'])} ranges, "
-          f"{len(asked['instants'])} instants")
+    expected = oracle(build, mid_dump, everything, tmp_path_factory.mktemp("oracle"))
+    print(f"oracle: {time.monotonic() - started:.1f} s for {len(everything['ranges'])} ranges, "
+          f"{len(everything['instants'])} instants")
+    n, m = len(asked["ranges"]), len(asked["instants"])
+    return {"ranges": expected["ranges"][:n], "instants": expected["instants"][:m], "ends": ends,
+            "shorter_ranges": expected["ranges"][n:], "shorter_instants": expected["instants"][m:]}
+
+
+def test_the_views_ranges_and_instants_equal_the_event_lists(view, answers):
+    # given 16 ranges and 13 instants over a dump of 50 M events, and the oracle's answers
     # then the view's range answers are the oracle's, totals and each site (and what 10 of them kept)
-    assert expected["ranges"][0]["allocations"] >= ALLOCATIONS
-    for want in expected["ranges"]:
+    assert answers["ranges"][0]["allocations"] >= ALLOCATIONS
+    for want in answers["ranges"]:
         got = view_range(view, want["from_ns"], want["to_ns"], want.get("kept", {}).get("at_ns"))
         assert got == want, (want["from_ns"], want["to_ns"])
     # and its instants: the heap, the live blocks and each site's live bytes and blocks
-    for want in expected["instants"]:
+    for want in answers["instants"]:
         got = view_instant(view, want["at_ns"])
         assert got["heap_bytes"] == want["heap_bytes"] and got["live_count"] == want["live_count"], want["at_ns"]
         assert got["sites"] == {k: v for k, v in want["sites"].items() if v[0]}, want["at_ns"]
         assert got["top"] == {k: want["sites"][k] for k in got["top"]}, want["at_ns"]
 
 
-def test_the_comparison_catches_a_range_off_by_one_ns(build, mid_dump, view, tmp_path):
-    # given ranges that end exactly at an allocation, and the same ranges 1 ns shorter
-    count = view.json("/api/dumps")["dumps"][0]["allocations"]
-    rnd = random.Random(SEED + 1)
-    ends = [allocation_time(view, rnd.randrange(1, count)) for _ in range(3)]
-    asked = {"ranges": [[0, t - 1] for t in ends], "instants": [t - 1 for t in ends]}
-    # when the oracle answers the shorter ranges
-    shorter = oracle(build, mid_dump, asked, tmp_path)
+def test_the_comparison_catches_a_range_off_by_one_ns(view, answers):
+    # given ranges that end exactly at an allocation, and the oracle's answers 1 ns shorter
     # then none of them is the view's answer for the range that includes the allocation
-    for t, want in zip(ends, shorter["ranges"]):
+    for t, want in zip(answers["ends"], answers["shorter_ranges"]):
         got = view_range(view, 0, t)
         assert got["allocations"] > want["allocations"], t
         assert got != {**want, "to_ns": t}
-    for t, want in zip(ends, shorter["instants"]):
-        assert view_instant(view, t)["live_count"] != want["live_count"] or \
-            view_instant(view, t)["heap_bytes"] != want["heap_bytes"], t
+    for t, want in zip(answers["ends"], answers["shorter_instants"]):
+        got = view_instant(view, t)
+        assert (got["live_count"], got["heap_bytes"]) != (want["live_count"], want["heap_bytes"]), t
