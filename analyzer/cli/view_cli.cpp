@@ -44,10 +44,12 @@ int view_main(const std::vector<std::string>& args) {
           parse_dump_command(args, visible, options.files, "view",
                              "usage: memrec view FILE... [--port N] [--host ADDR] [--debug-dir DIR]...\n"
                              "       memrec view --follow FILE|DIR... [--poll-ms N]\n\n"
-                             "Loads the dumps, prints the URL and serves a browser UI of them (overview with a\n"
-                             "timeline of the heap and RSS, call sites with their backtraces) until stopped.\n"
+                             "Prints the URL and serves a browser UI of the dumps (overview with a timeline of\n"
+                             "the heap and RSS, call sites with their backtraces) until stopped, while it loads\n"
+                             "them, several at once (--threads), each served as soon as it is read.\n"
                              "The JSON API behind it is in docs/api.md.\n"
-                             "Exit codes: 1 usage, 2 bad input (missing, corrupt or not a dump), 3 cannot listen.\n",
+                             "Exit codes: 1 usage, 2 bad input (the only file, or every file, missing, corrupt\n"
+                             "or not a dump), 3 cannot listen.\n",
                              vm)) {
     return *done;
   }

@@ -54,6 +54,10 @@ void send_answer(httplib::Response& res, const ApiAnswer& answer) {
       body["building"] = *answer.error->building_percent;
       res.set_header("Retry-After", "2");
     }
+    if (answer.error->loading_percent) {
+      body["loading"] = *answer.error->loading_percent;
+      res.set_header("Retry-After", "2");
+    }
     send_json(res, answer.error->status, body);
   } else if (answer.file) {
     common_headers(res);
@@ -307,6 +311,7 @@ bool serve(const ViewData& data, const ServeOptions& options, const std::functio
       return httplib::Server::HandlerResponse::Handled;
     });
   }
+  if (options.stop != nullptr) *options.stop = [&svr] { svr.stop(); };
   on_listening(port);
   if (!svr.listen_after_bind()) {
     error = "the server stopped unexpectedly";

@@ -13,6 +13,9 @@ namespace memrec::analyzer::server {
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 9999;  // 0: any free port
+  // When set, serve() puts here, before on_listening, a function that makes
+  // it return true; callable once, from any thread, while serve() runs.
+  std::function<void()>* stop = nullptr;
 };
 
 // Binds, calls `on_listening(port)` once bound, then serves until the

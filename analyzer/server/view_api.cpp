@@ -150,11 +150,31 @@ json table_state(const ViewDump& d) {
   return {{"state", "building"}, {"percent", d.slot->percent()}};
 }
 
+// A dump given to memrec view that is not served: only its id, file and
+// load state ("loading" with the bytes read, "failed" with why), both in
+// `state` and in `load`, so a client that reads `state` alone sees it too.
+json unloaded_json(std::size_t id, const DumpLoad& load) {
+  json state;
+  if (load.state() == LoadState::kFailed) {
+    state = {{"state", "failed"}, {"error", load.error()}};
+  } else {
+    state = {{"state", "loading"},
+             {"fraction", load.fraction()},
+             {"bytes_read", load.bytes_read()},
+             {"bytes_total", load.bytes_total()}};
+  }
+  return {{"id", id}, {"file", load.path()}, {"state", state["state"]}, {"load", std::move(state)}};
+}
+
 }  // namespace
 
 ApiAnswer api_dumps(const ViewData& data) {
   json list = json::array();
   for (std::size_t i = 0; i < data.dumps.size(); ++i) {
+    if (!data.ready(i)) {
+      list.push_back(unloaded_json(i, *data.loads[i]));
+      continue;
+    }
     const HeapReport& r = data.dumps[i].report;
     list.push_back({{"id", i},
                     {"file", r.dump.path},
@@ -172,7 +192,8 @@ ApiAnswer api_dumps(const ViewData& data) {
                     {"state", i < data.states.size() ? data.states[i]
                               : dump_complete(r)     ? "ended"
                                                      : "cut"},
-                    {"table", table_state(data.dumps[i])}});
+                    {"table", table_state(data.dumps[i])},
+                    {"load", {{"state", "ready"}}}});
     // A dump still followed: a range ending before this has all its events.
     if (const auto edge = data.dumps[i].followed_edge_ns) {
       list.back()["settled_ns"] = *edge > data.dumps[i].start_ns() ? *edge - data.dumps[i].start_ns() : 0;

@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "server/dump_load.h"
 #include "server/view_model.h"
 
 namespace memrec::analyzer::server {
@@ -34,6 +35,12 @@ struct ViewData {
   std::shared_ptr<std::shared_mutex> follow_lock;
   std::vector<std::string> warnings;  // the symbolizer's, once each
   ViewOptionsForExport export_options;
+  // memrec view without --follow, whose dumps load while it serves
+  // (view_loads.h): dump i's load state; its ViewDump is a placeholder until
+  // ready, replaced under follow_lock. Empty: every dump is ready.
+  std::vector<std::unique_ptr<DumpLoad>> loads;
+
+  bool ready(std::size_t i) const { return i >= loads.size() || loads[i]->state() == LoadState::kReady; }
 };
 
 // A request the API refuses: the HTTP status (4xx; 503 while the dump's
@@ -43,6 +50,8 @@ struct ApiError {
   std::string message;
   // While the table is built: how far (`{"building": percent}`, so the page waits and asks again).
   std::optional<unsigned> building_percent = std::nullopt;
+  // While the dump itself loads: how far (`{"loading": percent}`, likewise).
+  std::optional<unsigned> loading_percent = std::nullopt;
 };
 
 // A request's value, or why the API refuses it (server/request_resolver.h

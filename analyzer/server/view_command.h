@@ -1,5 +1,5 @@
-// Runs `memrec view FILE...` once main() has parsed the arguments: loads
-// every dump (with a progress bar), prints the URL and serves the web UI.
+// Runs `memrec view FILE...` once main() has parsed the arguments: prints
+// the URL and serves the web UI while it loads the dumps (view_loads.h).
 #pragma once
 
 #include <cstdint>
@@ -30,8 +30,8 @@ struct ViewOptions {
   unsigned follow_interval_ms = 2000;
 };
 
-// Returns only on failure: kExitUsage (bad port), kExitBadInput (a file that
-// did not load), kExitInternal (could not listen).
+// Returns only on failure: kExitUsage (bad port), kExitBadInput (the only
+// file, or every file, did not load), kExitInternal (could not listen).
 int run_view(const ViewOptions& options, std::ostream& out, std::ostream& err);
 // The "memrec: serving N dumps at URL" line, with the warning for an
 // address other than loopback.

@@ -13,6 +13,19 @@ namespace {
 
 constexpr std::size_t kMaxIdDigits = 9;
 
+// A dump given to memrec view that is not served (yet): 503 while it loads,
+// as a table being built; 500 with the reason once its load failed.
+ApiError load_missing(const DumpLoad& load, const std::string& id) {
+  if (load.state() == LoadState::kFailed) {
+    return ApiError{500, "Dump " + id + " did not load: " + load.error()};
+  }
+  const auto percent = static_cast<unsigned>(load.fraction() * 100);
+  ApiError e{503, "Dump " + id + " (" + load.path() + ") is still loading (" + std::to_string(percent) +
+                      " %): ask again in a few seconds."};
+  e.loading_percent = percent;
+  return e;
+}
+
 }  // namespace
 
 std::optional<std::uint64_t> parse_count(std::string_view text, std::uint64_t max) {
@@ -31,6 +44,7 @@ Checked<const ViewDump*> find_dump(const ViewData& data, const std::string& id) 
   const auto n = parse_count(id, ~0ull);
   if (!n) return ApiError{400, "The dump id must be a number."};
   if (*n >= data.dumps.size()) return ApiError{404, "No dump has id " + id + "."};
+  if (!data.ready(*n)) return load_missing(*data.loads[*n], id);
   return &data.dumps[*n];
 }
 

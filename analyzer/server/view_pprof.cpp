@@ -27,12 +27,18 @@ namespace {
 // ?dump=ID, else the root of the process tree (the service, not a child it spawned).
 Checked<const ViewDump*> pprof_dump(const ViewData& data, const ParamFn& param) {
   if (const auto id = param("dump")) return find_dump(data, *id);
-  if (data.dumps.empty()) return ApiError{404, "No dump is loaded."};
+  // Among the dumps served: one still loading has no process to place yet.
   std::vector<ProcessKey> keys;
-  for (const ViewDump& d : data.dumps) {
-    keys.push_back({d.report.dump.header.pid, d.report.dump.header.ppid, d.report.dump.header.start_mono_ns});
+  std::vector<std::size_t> served;
+  for (std::size_t i = 0; i < data.dumps.size(); ++i) {
+    if (!data.ready(i)) continue;
+    const reader::FileHeader& h = data.dumps[i].report.dump.header;
+    keys.push_back({h.pid, h.ppid, h.start_mono_ns});
+    served.push_back(i);
   }
-  return &data.dumps[order_process_tree(keys).front().input];
+  if (data.dumps.empty()) return ApiError{404, "No dump is loaded."};
+  if (keys.empty()) return ApiError{503, "No dump is loaded yet: ask again in a few seconds.", std::nullopt, 0u};
+  return &data.dumps[served[order_process_tree(keys).front().input]];
 }
 
 // ?at=T: a time spec (1.5s, 200ms, mark:LABEL), relative to the dump's

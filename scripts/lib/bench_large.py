@@ -127,6 +127,15 @@ def view(memrec, dump, wait_table):
                 line += proc.stdout.readline()
                 match = re.search(rb"http://127\.0\.0\.1:(\d+)/", line)
                 port = int(match.group(1)) if match else None
+        # It listens before it loads: served once the dump list says so.
+        while True:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/api/dumps", timeout=60) as response:
+                first = json.loads(response.read())["dumps"][0]
+            if first["state"] == "failed":
+                raise measure.BenchError(f"memrec view could not load {dump}: {first['load']['error']}")
+            if first["state"] != "loading":
+                break
+            time.sleep(0.2)
         served_s = time.monotonic() - started
         table_s = None
         while wait_table:

@@ -46,7 +46,11 @@ def start_view(memrec, dump):
             line += proc.stdout.readline()
             match = re.search(rb"http://127\.0\.0\.1:(\d+)/", line)
             if match:
-                return proc, int(match.group(1)), started, time.monotonic() - started
+                # It listens before it loads: served once the dump list says so.
+                port = int(match.group(1))
+                while json.loads(get(port, "/api/dumps")[1])["dumps"][0]["state"] == "loading":
+                    time.sleep(0.2)
+                return proc, port, started, time.monotonic() - started
     raise SystemExit(f"bench_view: memrec view exited: {proc.stderr.read().decode(errors='replace')}")
 
 

@@ -47,9 +47,10 @@ export function record(dir, name, argv) {
   return files.map((f) => join(dir, f));
 }
 
-function startView(dumps) {
+function startView(dumps, env = {}) {
   return new Promise((resolvePromise, reject) => {
-    const proc = spawn(memrec, ['view', '--port', '0', '--no-progress', ...dumps], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(memrec, ['view', '--port', '0', '--no-progress', ...dumps],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
     let out = '';
     let err = '';
     const timer = setTimeout(() => reject(new Error(`memrec view printed no URL in 30 s: ${out} ${err}`)), 30000);
@@ -151,8 +152,11 @@ export function place(root, name) {
 // `memrec view` on `dumps` and a browser page: {server, baseUrl, browser, page,
 // dialogs, errors}. closeView ends both and asserts that no script error, CSP
 // violation or dialog happened in any test of the file.
-export async function openView(dumps) {
-  const { proc, url } = await startView(dumps);
+// `env`: variables added to memrec view's environment. memrec view listens
+// before it loads the dumps: with `served`, this waits until none is loading.
+export async function openView(dumps, env = {}, { served = true } = {}) {
+  const { proc, url } = await startView(dumps, env);
+  if (served) await waitFor(async () => !(await getJson(url, '/api/dumps')).dumps.some((d) => d.state === 'loading'), 'the dumps loaded');
   const session = await openPage();
   return { server: proc, baseUrl: url, ...session };
 }

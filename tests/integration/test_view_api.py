@@ -44,12 +44,14 @@ class ViewServer:
         return json.loads(body)
 
 
-def start_view(build, dats, *args, host="127.0.0.1") -> ViewServer:
+def start_view(build, dats, *args, host="127.0.0.1", env=None, served=True) -> ViewServer:
     """`memrec view --port 0` on `dats`; waits for the URL it prints, which
-    must name `host` (in brackets when IPv6)."""
+    must name `host` (in brackets when IPv6), and, with `served`, until no
+    dump is still loading (the server listens before it loads them).
+    `env`: variables to add."""
     url_host = re.escape(f"[{host}]" if ":" in host else host).encode()
     argv = [build.memrec, "view", "--port", "0", "--no-progress", *args, *dats]
-    proc = support.start(argv, support.clean_env())
+    proc = support.start(argv, support.clean_env(env))
     deadline = time.monotonic() + support.TIMEOUT_S
     line = b""
     while time.monotonic() < deadline and proc.poll() is None:
@@ -58,10 +60,24 @@ def start_view(build, dats, *args, host="127.0.0.1") -> ViewServer:
             line += proc.stdout.readline()
             match = re.search(rb"http://" + url_host + rb":(\d+)/", line)
             if match:
-                return ViewServer(proc, host, int(match.group(1)), line.decode())
+                view = ViewServer(proc, host, int(match.group(1)), line.decode())
+                if served:
+                    wait_until_served(view, proc, deadline)
+                return view
     support.kill_tree(proc)
     out, err = proc.communicate()
     pytest.fail(f"memrec view printed no URL: {line!r} {out!r} {err.decode(errors='replace')}")
+
+
+def wait_until_served(view, proc, deadline):
+    """Until /api/dumps lists no dump as loading (each served or failed)."""
+    while time.monotonic() < deadline and proc.poll() is None:
+        if not any(d["state"] == "loading" for d in view.json("/api/dumps")["dumps"]):
+            return
+        time.sleep(0.05)
+    support.kill_tree(proc)
+    out, err = proc.communicate()
+    pytest.fail(f"memrec view did not load its dumps: {out!r} {err.decode(errors='replace')}")
 
 
 @pytest.fixture(scope="module")

@@ -4,11 +4,13 @@
 // is the contract; parameters that are null, undefined or '' are left out.
 // `building` is set (a percent) when the answer needs the dump's allocation
 // table and memrec view is still building it (HTTP 503): the page waits.
+// `loading` likewise while memrec view still loads the dump itself.
 export class ApiError extends Error {
-  constructor(message, status, building) {
+  constructor(message, status, building, loading) {
     super(message);
     this.status = status;
     this.building = building;
+    this.loading = loading;
   }
 }
 
@@ -27,7 +29,8 @@ export async function getJson(path) {
   }
   if (!response.ok) {
     const message = body && typeof body.error === 'string' ? body.error : `HTTP ${response.status}`;
-    throw new ApiError(message, response.status, Number.isInteger(body?.building) ? body.building : undefined);
+    const percent = (key) => (Number.isInteger(body?.[key]) ? body[key] : undefined);
+    throw new ApiError(message, response.status, percent('building'), percent('loading'));
   }
   return body;
 }

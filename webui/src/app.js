@@ -5,7 +5,7 @@ import { api } from './api.js';
 import { renderAllocations } from './allocations.js';
 import { renderDiff } from './diff.js';
 import { downloadLinks } from './downloads.js';
-import { dumpLabel, processTree, renderDumps } from './dumps.js';
+import { dumpLabel, loadPercent, loadProgress, processTree, renderDumps, served } from './dumps.js';
 import { renderFlame } from './flame.js';
 import { renderMaps } from './maps.js';
 import { buildingNote, duration, el, fill } from './format.js';
@@ -52,12 +52,16 @@ function renderWhenBuilt(dumpId) {
   polling = setTimeout(tick, 2000);
 }
 
-// While a dump is live (memrec view --follow), asks the dump list every 2 s
-// and, when a dump grew, appeared or changed state, renders the view again
-// in place (render's live mode). `data-updates` on the view counts them,
-// for tests and scripts that wait for the next one.
+// The dumps served, which the views show; the others are still loading or did not load.
+const servedDumps = () => dumps.dumps.filter(served);
+
+// While a dump is live (memrec view --follow) or still loading, asks the
+// dump list every 2 s and, when a dump grew, appeared or changed state,
+// renders the view again in place (render's live mode); a loading dump's
+// progress is updated where it shows. `data-updates` on the view counts the
+// renders, for tests and scripts that wait for the next one.
 function followLive() {
-  if (following !== null || !dumps?.dumps.some((d) => d.state === 'live')) return;
+  if (following !== null || !dumps?.dumps.some((d) => d.state === 'live' || d.state === 'loading')) return;
   following = setTimeout(async () => {
     following = null;
     let fresh;
@@ -67,12 +71,24 @@ function followLive() {
       return; // the server is gone: the next view says so
     }
     const key = (list) => JSON.stringify(list.dumps.map((d) => [d.id, d.state, d.allocations, d.duration_ns]));
+    for (const d of fresh.dumps.filter((f) => f.state === 'loading')) {
+      for (const node of document.querySelectorAll(`.load-percent[data-dump="${d.id}"]`)) node.textContent = `${loadPercent(d)} %`;
+      for (const node of document.querySelectorAll(`progress[data-dump="${d.id}"]`)) node.value = loadPercent(d);
+    }
     if (key(fresh) !== key(dumps)) {
       dumps = fresh;
       if (await render({ live: true })) root.dataset.updates = String(Number(root.dataset.updates ?? 0) + 1);
     }
     followLive();
   }, 2000);
+}
+
+// A view of a dump not served yet: shown as loading (a failed one answers its error).
+function loadingError(d) {
+  if (d.load.state === 'failed') return new Error(`Dump ${d.id} did not load: ${d.load.error}`);
+  const e = new Error(`${d.file} is still loading.`);
+  e.loading = loadPercent(d);
+  return e;
 }
 
 function showError(message) {
@@ -131,9 +147,10 @@ function updateChrome(state) {
   }
   document.getElementById('nav-dumps').hidden = dumps.dumps.length < 2;
   const select = document.getElementById('dump-select');
-  // Followed dumps join the list as they appear.
-  if (select.options.length !== dumps.dumps.length) {
-    select.replaceChildren(...dumps.dumps.map((d) => el('option', { value: d.id }, `${d.id}: ${dumpLabel(d)}`)));
+  // Followed dumps join the list as they appear, loading ones become their process.
+  const labels = dumps.dumps.map((d) => `${d.id}: ${dumpLabel(d)}`);
+  if ([...select.options].map((o) => o.textContent).join('\n') !== labels.join('\n')) {
+    select.replaceChildren(...dumps.dumps.map((d, i) => el('option', { value: d.id }, labels[i])));
   }
   if (!picking) {
     picking = true;
@@ -142,7 +159,7 @@ function updateChrome(state) {
   }
   select.value = state.dump;
   updateChips(state);
-  downloadLinks(document.getElementById('downloads'), state, dumps.dumps);
+  downloadLinks(document.getElementById('downloads'), state, servedDumps());
 }
 
 // A link's `mark:LABEL` in from, to or at becomes the marker's ns (the
@@ -151,7 +168,7 @@ async function resolveMarks() {
   const marks = markValues(location.hash);
   if (Object.keys(marks).length === 0) return;
   const query = new URLSearchParams(location.hash.split('?')[1] ?? '');
-  const dump = query.get('dump') ?? String(processTree(dumps.dumps)[0]?.dump.id ?? 0);
+  const dump = query.get('dump') ?? String(processTree(servedDumps())[0]?.dump.id ?? 0);
   const { markers } = await api.summary(dump, {});
   for (const [key, label] of Object.entries(marks)) query.set(key, String(resolveMark(label, markers ?? [])));
   history.replaceState(null, '', `${location.hash.split('?')[0]}?${query}`);
@@ -173,7 +190,7 @@ async function render({ live = false } = {}) {
     state = readState();
     if (!state.view) state.view = dumps.dumps.length > 1 ? 'dumps' : 'overview';
     // The root of the process tree (the program the user ran), not the first file.
-    state.dump ??= String(processTree(dumps.dumps)[0]?.dump.id ?? 0);
+    state.dump ??= String(processTree(servedDumps())[0]?.dump.id ?? 0);
     updateChrome(state);
     const view = VIEWS[state.view];
     if (!view) throw new Error(`There is no view "${state.view}": try Overview, Call sites, Flamegraph or Allocations.`);
@@ -181,8 +198,9 @@ async function render({ live = false } = {}) {
     const box = el('div');
     // Run once the view is in the page (uPlot measures its container).
     const shown = [];
+    if (dump && !served(dump)) throw loadingError(dump);
     await view(box, state, navigate, {
-      dumps: dumps.dumps, dump, live, whenBuilt: () => renderWhenBuilt(state.dump), whenShown: (fn) => shown.push(fn),
+      dumps: servedDumps(), allDumps: dumps.dumps, dump, live, whenBuilt: () => renderWhenBuilt(state.dump), whenShown: (fn) => shown.push(fn),
     });
     if (mine !== generation) return false;
     const x = window.scrollX;
@@ -194,7 +212,14 @@ async function render({ live = false } = {}) {
     root.dataset.rendered = location.hash;
     return true;
   } catch (e) {
-    if (mine === generation && e.building !== undefined) {
+    if (mine === generation && e.loading !== undefined) {
+      // Shown until the poll (followLive) sees the dump served and renders the view again.
+      const d = dumps?.dumps.find((x) => String(x.id) === state.dump) ?? { id: state.dump, file: `dump ${state.dump}`, load: { fraction: e.loading / 100 } };
+      fill(root, el('h2', {}, 'Loading this dump'),
+        el('p', { class: 'building', role: 'status' }, `memrec view is loading ${d.file}: `, loadProgress(d),
+          '. This view appears once it is read; the dumps already read are served meanwhile.'));
+      root.dataset.rendered = location.hash;
+    } else if (mine === generation && e.building !== undefined) {
       // The server's sentence names the percent too, which the poll would leave behind.
       fill(root, el('h2', {}, 'Building the allocation table'), buildingNote('This view appears', e.building),
         el('p', { class: 'detail' }, 'memrec view served this dump before its allocation table, which ranges, ' +

@@ -54,7 +54,7 @@ function dumpSelect(label, value, dumps, onChange) {
 // The two dumps compared: the hash's, else the first two loaded (the one
 // loaded twice: two of its ranges).
 export function diffPair(state, dumps) {
-  return { base: state.base ?? String(dumps[0].id), next: state.new ?? String((dumps[1] ?? dumps[0]).id) };
+  return { base: state.base ?? String(dumps[0]?.id ?? 0), next: state.new ?? String((dumps[1] ?? dumps[0])?.id ?? 0) };
 }
 
 function toolbar(state, navigate, dumps, base, next, metric) {

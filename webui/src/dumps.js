@@ -1,7 +1,9 @@
 // The loaded dumps as a process tree: a dump's parent is the latest earlier
 // dump of its ppid (a fork), or of its own pid (an exec), as in `memrec report`
 // (docs/analyzer.md). Each row names the program, pid, parent, duration, peak
-// and leak; clicking one opens its overview.
+// and leak; clicking one opens its overview. A dump memrec view still loads
+// (or could not load) has no process yet: its row follows the tree, with its
+// progress (or why), and becomes the dump's once it is served.
 import { basename, bytesText, duration, el, fill, integer } from './format.js';
 import { viewHash } from './state.js';
 
@@ -25,8 +27,34 @@ export function processTree(dumps) {
   return out;
 }
 
+// Whether memrec view serves the dump (docs/api.md, `load`).
+export const served = (d) => (d.load?.state ?? 'ready') === 'ready';
+
+// How far a loading dump is, kept current by app.js's poll (`.load-percent`).
+export const loadPercent = (d) => Math.floor(100 * (d.load?.fraction ?? 0));
+
+export function loadProgress(d) {
+  const percent = loadPercent(d);
+  return el('span', { class: 'load-progress' },
+    el('progress', { max: '100', value: String(percent), 'data-dump': String(d.id), 'aria-label': `Loading ${basename(d.file)}` }),
+    ' ', el('span', { class: 'load-percent', 'data-dump': String(d.id) }, `${percent} %`));
+}
+
 export function dumpLabel(d) {
+  if (d.load?.state === 'loading') return `${basename(d.file)} (loading)`;
+  if (d.load?.state === 'failed') return `${basename(d.file)} (did not load)`;
   return `${basename(d.exe) || d.file} (pid ${d.pid})`;
+}
+
+// The rows of the dumps not served: loading ones with their progress, failed
+// ones with why.
+function pendingRow(d) {
+  const failed = d.load.state === 'failed';
+  return el('tr', { class: `pending ${d.load.state}`, 'aria-label': `${basename(d.file)}: ${failed ? 'did not load' : 'loading'}` },
+    el('td', { class: 'program' }, basename(d.file),
+      failed ? el('span', { class: 'tag warn' }, 'did not load') : el('span', { class: 'tag' }, 'loading'),
+      el('div', { class: 'cmdline', title: d.file }, failed ? d.load.error : d.file)),
+    el('td', { colspan: '6', class: 'detail' }, failed ? '' : loadProgress(d)));
 }
 
 // Sorts of the list (dsort in the hash): the process tree by default, else a
@@ -54,6 +82,9 @@ function ordered(dumps, sort, query) {
 export async function renderDumps(root, state, navigate, context) {
   const sort = DUMP_SORTS[state.dsort] ? state.dsort : null;
   const list = ordered(context.dumps, sort, state.dq);
+  const pending = (context.allDumps ?? context.dumps).filter((d) => !served(d));
+  const loading = pending.filter((d) => d.load.state === 'loading').length;
+  const failed = pending.length - loading;
   const rows = list.map(({ dump: d, depth, link }) => {
     const href = viewHash('overview', { dump: String(d.id) });
     const program = el('td', { class: 'program' },
@@ -86,11 +117,12 @@ export async function renderDumps(root, state, navigate, context) {
     el('h2', {}, 'Dumps'),
     el('div', { class: 'toolbar' }, filter,
       sort ? el('button', { type: 'button', onclick: () => navigate({ dsort: null }) }, 'Back to the process tree') : null),
-    el('p', { class: 'detail', id: 'dumps-count' }, list.length === context.dumps.length
+    el('p', { class: 'detail', id: 'dumps-count' }, (list.length === context.dumps.length
       ? `${context.dumps.length} processes; ${sort ? `sorted by ${DUMP_SORTS[sort].label.toLowerCase()}` : "forked and exec'd children under their parent"}.`
-      : `${list.length} of ${context.dumps.length} processes match.`),
+      : `${list.length} of ${context.dumps.length} processes match.`)
+      + (loading ? ` ${loading} more loading.` : '') + (failed ? ` ${failed} did not load.` : '')),
     el('table', { class: 'sites grid dumps', 'aria-label': 'Dumps' },
       el('thead', {}, el('tr', {}, header('Program', 'program'), header('pid', 'pid'), header('Parent', null),
         header('Duration', 'duration'), header('Peak', 'peak'), header('Leaked', 'leaked'), header('Allocations', 'allocations'))),
-      el('tbody', {}, rows)));
+      el('tbody', {}, rows, pending.map(pendingRow))));
 }

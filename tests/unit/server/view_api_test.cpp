@@ -1,5 +1,5 @@
 // memrec view's API around a dump served before its allocation table is
-// built (server/view_command.cpp): what answers at once, what is a 503 that
+// built (server/view_loads.cpp), or before it is loaded at all: what answers at once, what is a 503 that
 // carries the build's percent, what a table that never comes says, and that
 // the table of the second pass (replay_into) answers exactly as the one built
 // beside the report. Also how sites are named: by label, raw=1, group=label.
@@ -16,6 +16,7 @@
 #include "reports/heap_report.h"
 #include "reports/site_label.h"
 #include "server/view_api.h"
+#include "server/view_loads.h"
 #include "server/view_model.h"
 #include "support/dump_builder.h"
 #include "symbolize/symbolizer.h"
@@ -459,6 +460,65 @@ TEST_SUITE("server/view_api") {
     const json sites = body_of(server::api_sites(data, "0", params({{"sort", "allocated"}, {"spark", "8"}})));
     CHECK(sites["table"]["state"] == "failed");
     CHECK(sites["sites"].size() == 3);
+  }
+
+  TEST_CASE("a dump still loading is listed with its bytes and answers 503; a failed one says why; the rest answer") {
+    // given three files given to memrec view: one served, one loading, one that failed
+    const std::string path = churn_dump();
+    Symbolizer symbolizer(SymbolizerOptions{{}, 1});
+    server::ViewData data;
+    data.dumps.push_back(load(path, symbolizer, nullptr));
+    data.dumps.resize(3);
+    for (const char* file : {"a.dat", "big.dat", "bad.dat"})
+      data.loads.push_back(std::make_unique<server::DumpLoad>(file));
+    data.loads[0]->ready();
+    data.loads[1]->progress(300, 1000);
+    data.loads[2]->fail("bad.dat: not a memrec dump (bad magic)");
+
+    // then the list names each state, the loading one with its bytes only
+    const json list = body_of(server::api_dumps(data))["dumps"];
+    CHECK(list[0]["load"] == json{{"state", "ready"}});
+    CHECK(list[0]["pid"].is_number());
+    CHECK(list[1] ==
+          json{{"id", 1},
+               {"file", "big.dat"},
+               {"state", "loading"},
+               {"load", {{"state", "loading"}, {"fraction", 0.3}, {"bytes_read", 300}, {"bytes_total", 1000}}}});
+    CHECK(list[2] == json{{"id", 2},
+                          {"file", "bad.dat"},
+                          {"state", "failed"},
+                          {"load", {{"state", "failed"}, {"error", "bad.dat: not a memrec dump (bad magic)"}}}});
+    // and the loading dump's endpoints answer 503 with the percent, the failed one's 500 with why
+    const auto loading = server::api_summary(data, "1", params({}));
+    REQUIRE(loading.error);
+    CHECK(loading.error->status == 503);
+    CHECK(loading.error->loading_percent == 30u);
+    CHECK(loading.error->message == "Dump 1 (big.dat) is still loading (30 %): ask again in a few seconds.");
+    const auto diff = server::api_diff_sites(data, params({{"base", "0"}, {"new", "1"}}));
+    REQUIRE(diff.error);
+    CHECK(diff.error->status == 503);
+    const auto failed = server::api_sites(data, "2", params({}));
+    REQUIRE(failed.error);
+    CHECK(failed.error->status == 500);
+    CHECK(failed.error->message == "Dump 2 did not load: bad.dat: not a memrec dump (bad magic)");
+    // while the served one answers, pprof's default among them
+    CHECK_FALSE(server::api_summary(data, "0", params({})).error);
+    // (pprof's default is dump 0, the one served: the whole run's heap needs no table)
+    CHECK_FALSE(server::api_pprof(data, server::PprofProfile::kHeap, params({})).error);
+
+    // when the load ends, the dump is served and its fraction is whole
+    data.loads[1]->ready();
+    CHECK(data.loads[1]->fraction() == 1.0);
+  }
+
+  TEST_CASE("the load budget splits --threads between the dumps loading at once") {
+    CHECK(load_budget(3, 2).at_once == 2);
+    CHECK(load_budget(3, 2).threads_each == 1);
+    CHECK(load_budget(1, 2).at_once == 1);
+    CHECK(load_budget(1, 2).threads_each == 2);
+    CHECK(load_budget(2, 8).threads_each == 4);
+    CHECK(load_budget(3, 8).threads_each == 2);
+    CHECK(load_budget(5, 1).at_once == 1);
   }
 
   TEST_CASE("the second pass reads what the report read of a file still being written") {
