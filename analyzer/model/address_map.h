@@ -78,8 +78,7 @@ class AddressMap {
 // Inline, always: the replay calls one of these per event, and the call and the
 // returned optional's trip through memory were a quarter of their instructions
 // (left to itself, the compiler kept erase() a call).
-[[gnu::always_inline]] inline std::optional<LiveBlock> AddressMap::insert(std::uint64_t addr,
-                                                                          const LiveBlock& block) {
+[[gnu::always_inline]] inline std::optional<LiveBlock> AddressMap::insert(std::uint64_t addr, const LiveBlock& block) {
   if (addr == kEmpty) {
     std::optional<LiveBlock> old = std::exchange(top_, block);
     if (!old) ++size_;
