@@ -50,7 +50,8 @@ class FrameCollector final : public reader::RecordVisitor {
   }
 
   // Splits the decoded events into FrameData::events, each thread's list
-  // sized exactly: call once, after the frame's last record.
+  // sized exactly, and sets the frame's times: call once, after the frame's
+  // last record.
   void finish();
 
   void on_thread(const reader::ThreadRecord& r) override;
@@ -94,6 +95,10 @@ class FrameCollector final : public reader::RecordVisitor {
   std::vector<Run> runs_;
   std::size_t max_events_ = 0;
   std::vector<HeapEvent>* scratch_ = nullptr;  // where finish() gives events_'s room back
+  // FrameData's last_time_ns and earliest_event_ns, until finish().
+  std::uint64_t latest_ns_ = 0;
+  bool timed_ = false;  // latest_ns_ is set
+  std::uint64_t earliest_ns_ = format::kNoEarliest;
 };
 
 }  // namespace memrec::analyzer

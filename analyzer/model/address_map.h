@@ -75,9 +75,10 @@ class AddressMap {
   std::optional<LiveBlock> top_;
 };
 
-// Inline: the replay calls one of these per event, and the call and the
-// returned optional's trip through memory were a quarter of their instructions.
-inline std::optional<LiveBlock> AddressMap::insert(std::uint64_t addr, const LiveBlock& block) {
+// Inline, always: the replay calls one of these per event, and the call and the
+// returned optional's trip through memory were a quarter of their instructions
+// (left to itself, the compiler kept erase() a call).
+[[gnu::always_inline]] inline std::optional<LiveBlock> AddressMap::insert(std::uint64_t addr, const LiveBlock& block) {
   if (addr == kEmpty) {
     std::optional<LiveBlock> old = std::exchange(top_, block);
     if (!old) ++size_;
@@ -92,7 +93,7 @@ inline std::optional<LiveBlock> AddressMap::insert(std::uint64_t addr, const Liv
   return std::nullopt;
 }
 
-inline std::optional<LiveBlock> AddressMap::erase(std::uint64_t addr) {
+[[gnu::always_inline]] inline std::optional<LiveBlock> AddressMap::erase(std::uint64_t addr) {
   if (addr == kEmpty) {
     std::optional<LiveBlock> old = std::exchange(top_, std::nullopt);
     if (old) --size_;

@@ -85,7 +85,9 @@ void StackReplay::on_merged(std::span<const HeapEvent> events, std::span<const s
   timeline_ != nullptr ? run<true>(events, thread_of, released) : run<false>(events, thread_of, released);
 }
 
-inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
+// Inlined into run(): as a call, its prologue and epilogue alone were an
+// eighth of the replay's instructions.
+[[gnu::always_inline]] inline void StackReplay::step(const HeapEvent& e, std::uint32_t thread) {
   released_ = kNoRow;
   if (past_window_) return;
   if (e.time_ns > window_.to_ns) {

@@ -8,6 +8,7 @@
 
 #include "address_decoder.h"
 #include "byte_reader.h"
+#include "column_cursor.h"
 #include "column_directory.h"
 #include "memrec/format/frame_columns.h"
 #include "memrec/reader/frame_decoder.h"
@@ -20,23 +21,22 @@ using format::AddressKind;
 using format::Column;
 using format::Tag;
 
+// kSplit: layout 4, whose codes, miss deltas and sizes are split varints;
+// compiled apart, so that no field asks which layout it reads.
+template <bool kSplit>
 class ColumnDecoder {
  public:
   ColumnDecoder(const detail::ColumnSpans& spans, std::uint8_t layout, RecordVisitor& visitor)
-      : cols_{ByteReader(spans[0]), ByteReader(spans[1]), ByteReader(spans[2]),  ByteReader(spans[3]),
-              ByteReader(spans[4]), ByteReader(spans[5]), ByteReader(spans[6]),  ByteReader(spans[7]),
-              ByteReader(spans[8]), ByteReader(spans[9]), ByteReader(spans[10]), ByteReader(spans[11])},
-        visitor_(visitor),
-        addresses_(detail::address_decoder_for(layout)),
-        split_(layout == format::kLayoutSplitColumns) {
+      : visitor_(visitor), addresses_(detail::address_decoder_for(layout)) {
     static_assert(format::kColumnCount == 12);
+    for (std::size_t i = 0; i < format::kColumnCount; ++i) cols_[i] = detail::ColumnCursor(spans[i]);
   }
 
   // Visits every record; an error message, or empty on success.
   std::string run() {
-    ByteReader& tags = col(Column::kTags);
-    for (std::uint64_t index = 0; !tags.at_end(); ++index) {
-      const std::uint8_t tag = tags.u8();
+    detail::ColumnCursor& tags = col(Column::kTags);
+    while (!tags.at_end()) {
+      const std::uint8_t tag = tags.u8(failed_);
       if (!record(tag)) {
         if (failure_.empty()) failure_ = fmt::format("record {:#04x} runs past its columns", tag);
         return failure_;
@@ -49,33 +49,35 @@ class ColumnDecoder {
   }
 
  private:
-  ByteReader& col(Column c) { return cols_[static_cast<std::size_t>(c)]; }
-  template <typename... C>
-  bool ok(C... c) {
-    return (col(c).ok() && ...) && (!split_ || (col(format::hi_column(c)).ok() && ...));
-  }
-  // A varint of column `c`: in layout 4 a split varint where the column is
-  // split (frame_columns.h), whole otherwise.
-  [[gnu::always_inline]] std::uint64_t field(Column c) {
-    ByteReader& first = col(c);
-    const Column hi = split_ ? format::hi_column(c) : c;
-    if (hi == c) return first.varint();
-    const std::uint8_t b = first.u8();
-    if ((b & 0x80) == 0) return b;
-    ByteReader& rest = col(hi);
-    const auto value = format::join_split_varint(b, rest.varint());
-    if (!value) rest.fail("a varint is longer than 64 bits");
-    return value.value_or(0);
+  detail::ColumnCursor& col(Column c) { return cols_[static_cast<std::size_t>(c)]; }
+  // Every read so far was within its column and its 64 bits.
+  bool ok() const { return !failed_; }
+  // A varint of column kC: a split varint where layout 4 splits the column
+  // (frame_columns.h), whole otherwise.
+  template <Column kC>
+  [[gnu::always_inline]] std::uint64_t field() {
+    if constexpr (!kSplit || format::hi_column(kC) == kC) {
+      return col(kC).varint(failed_);
+    } else {
+      const std::uint8_t b = col(kC).u8(failed_);
+      if ((b & 0x80) == 0) [[likely]]
+        return b;
+      const auto value = format::join_split_varint(b, col(format::hi_column(kC)).varint(failed_));
+      if (!value) failed_ = true;
+      return value.value_or(0);
+    }
   }
 
-  std::uint64_t time() { return state_.delta.time_ns = col(Column::kDt).delta_from(state_.delta.time_ns); }
+  std::uint64_t time() {
+    return state_.delta.time_ns = format::undelta(state_.delta.time_ns, col(Column::kDt).varint(failed_));
+  }
   // dt_alloc of a Realloc or Mremap: unsigned, the allocation follows the release.
   std::uint64_t time_after(std::uint64_t release_ns) {
-    return state_.delta.time_ns = release_ns + col(Column::kDt).varint();
+    return state_.delta.time_ns = release_ns + col(Column::kDt).varint(failed_);
   }
-  [[gnu::always_inline]] std::uint64_t size() { return field(Column::kSize); }
-  bool stack(StackId& out) {
-    state_.delta.stack = col(Column::kStack).delta_from(state_.delta.stack);
+  [[gnu::always_inline]] std::uint64_t size() { return field<Column::kSize>(); }
+  [[gnu::always_inline]] bool stack(StackId& out) {
+    state_.delta.stack = format::undelta(state_.delta.stack, col(Column::kStack).varint(failed_));
     if (state_.delta.stack > UINT32_MAX) return fail("a stack id is over 32 bits");
     out = StackId{static_cast<std::uint32_t>(state_.delta.stack)};
     return true;
@@ -85,28 +87,29 @@ class ColumnDecoder {
     out = state_.tid;
     return true;
   }
-  bool fail(std::string why) {
+  [[gnu::cold, gnu::noinline]] bool fail(std::string why) {
     if (failure_.empty()) failure_ = std::move(why);
     return false;
   }
 
-  // One address, rebuilt from addr_k and addr (FORMAT.md, "Columns"); an
-  // allocation's `size` picks its class.
-  [[gnu::always_inline]] bool address(AddressKind kind, std::uint64_t& out, std::uint64_t size = 0) {
+  // One address of kKind, rebuilt from addr_k and addr (FORMAT.md,
+  // "Columns"); an allocation's `size` picks its class.
+  template <AddressKind kKind>
+  [[gnu::always_inline]] bool address(std::uint64_t& out, std::uint64_t size = 0) {
     // Layout 4 keeps the codes of allocations apart from the others.
-    const Column codes = split_ && kind == AddressKind::kAlloc ? Column::kAllocK : Column::kAddrK;
-    const std::uint64_t k = field(codes);
-    if (!ok(codes)) return false;
+    constexpr Column kCodes = kSplit && kKind == AddressKind::kAlloc ? Column::kAllocK : Column::kAddrK;
+    const std::uint64_t k = field<kCodes>();
+    if (!ok()) return false;
     std::uint64_t addr = 0;
     if (k == format::kAddrMissAligned || k == format::kAddrMissUnaligned) {
-      const auto d = static_cast<std::uint64_t>(format::unzigzag(field(Column::kAddr)));
-      if (!ok(Column::kAddr)) return false;
-      addr = addresses_.miss_base(kind) + (k == format::kAddrMissAligned ? d << 4 : d);
-      addresses_.missed(kind, addr, size);
+      const auto d = static_cast<std::uint64_t>(format::unzigzag(field<Column::kAddr>()));
+      if (!ok()) return false;
+      addr = addresses_.miss_base(kKind) + (k == format::kAddrMissAligned ? d << 4 : d);
+      addresses_.missed(kKind, addr, size);
     } else {
-      if (!addresses_.named(kind, k, size, addr, failure_)) return false;
+      if (!addresses_.named(kKind, k, size, addr, failure_)) return false;
     }
-    addresses_.seen(kind, addr, size);
+    addresses_.seen(kKind, addr, size);
     out = state_.delta.addr = addr;
     return true;
   }
@@ -135,8 +138,8 @@ class ColumnDecoder {
   }
 
   bool thread() {
-    const ThreadRecord r{col(Column::kRest).varint()};
-    if (!ok(Column::kRest)) return false;
+    const ThreadRecord r{col(Column::kRest).varint(failed_)};
+    if (!ok()) return false;
     state_.have_thread = true;
     state_.tid = r.tid;
     visitor_.on_thread(r);
@@ -149,8 +152,8 @@ class ColumnDecoder {
     r.fn = static_cast<format::AllocFn>(tag & ~format::kAllocTagMask);
     r.time_ns = time();
     r.size = size();  // before the address: it picks the address's class
-    if (!ok(Column::kDt, Column::kSize) || !address(AddressKind::kAlloc, r.addr, r.size)) return false;
-    if (!stack(r.stack) || !ok(Column::kStack)) return false;
+    if (!ok() || !address<AddressKind::kAlloc>(r.addr, r.size)) return false;
+    if (!stack(r.stack) || !ok()) return false;
     visitor_.on_alloc(r);
     return true;
   }
@@ -159,7 +162,7 @@ class ColumnDecoder {
     FreeRecord r;
     if (!tid(r.tid)) return false;
     r.time_ns = time();
-    if (!ok(Column::kDt) || !address(AddressKind::kFree, r.addr)) return false;
+    if (!ok() || !address<AddressKind::kFree>(r.addr)) return false;
     visitor_.on_free(r);
     return true;
   }
@@ -167,16 +170,16 @@ class ColumnDecoder {
   bool realloc() {
     ReallocRecord r;
     if (!tid(r.tid)) return false;
-    const std::uint8_t fn = col(Column::kRest).u8();
-    if (!ok(Column::kRest)) return false;
+    const std::uint8_t fn = col(Column::kRest).u8(failed_);
+    if (!ok()) return false;
     if (fn >= format::kAllocFnCount) return fail("a realloc names an unknown function");
     r.fn = static_cast<format::AllocFn>(fn);
     r.free_ns = time();
-    if (!ok(Column::kDt) || !address(AddressKind::kFree, r.old_addr)) return false;
+    if (!ok() || !address<AddressKind::kFree>(r.old_addr)) return false;
     r.alloc_ns = time_after(r.free_ns);
     r.size = size();
-    if (!ok(Column::kDt, Column::kSize) || !address(AddressKind::kAlloc, r.new_addr, r.size)) return false;
-    if (!stack(r.stack) || !ok(Column::kStack)) return false;
+    if (!ok() || !address<AddressKind::kAlloc>(r.new_addr, r.size)) return false;
+    if (!stack(r.stack) || !ok()) return false;
     visitor_.on_realloc(r);
     return true;
   }
@@ -185,11 +188,11 @@ class ColumnDecoder {
     MmapRecord r;
     if (!tid(r.tid)) return false;
     r.time_ns = time();
-    if (!ok(Column::kDt) || !address(AddressKind::kPlain, r.addr)) return false;
+    if (!ok() || !address<AddressKind::kPlain>(r.addr)) return false;
     r.size = size();
-    r.prot = col(Column::kRest).varint();
-    r.flags = col(Column::kRest).varint();
-    if (!stack(r.stack) || !ok(Column::kSize, Column::kRest, Column::kStack)) return false;
+    r.prot = col(Column::kRest).varint(failed_);
+    r.flags = col(Column::kRest).varint(failed_);
+    if (!stack(r.stack) || !ok()) return false;
     visitor_.on_mmap(r);
     return true;
   }
@@ -198,9 +201,9 @@ class ColumnDecoder {
     MunmapRecord r;
     if (!tid(r.tid)) return false;
     r.time_ns = time();
-    if (!ok(Column::kDt) || !address(AddressKind::kPlain, r.addr)) return false;
+    if (!ok() || !address<AddressKind::kPlain>(r.addr)) return false;
     r.size = size();
-    if (!ok(Column::kSize)) return false;
+    if (!ok()) return false;
     visitor_.on_munmap(r);
     return true;
   }
@@ -209,21 +212,23 @@ class ColumnDecoder {
     MremapRecord r;
     if (!tid(r.tid)) return false;
     r.free_ns = time();
-    if (!ok(Column::kDt) || !address(AddressKind::kPlain, r.old_addr)) return false;
+    if (!ok() || !address<AddressKind::kPlain>(r.old_addr)) return false;
     r.old_size = size();
     r.alloc_ns = time_after(r.free_ns);
-    if (!ok(Column::kDt) || !address(AddressKind::kPlain, r.new_addr)) return false;
+    if (!ok() || !address<AddressKind::kPlain>(r.new_addr)) return false;
     r.new_size = size();
-    if (!stack(r.stack) || !ok(Column::kSize, Column::kStack)) return false;
+    if (!stack(r.stack) || !ok()) return false;
     visitor_.on_mremap(r);
     return true;
   }
 
   // Any other record is its length and its body in `rest`.
   bool whole_in_rest(std::uint8_t tag) {
-    ByteReader& rest = col(Column::kRest);
-    const std::span<const std::byte> bytes = rest.take(rest.varint());
-    if (!rest.ok()) return false;
+    detail::ColumnCursor& rest = col(Column::kRest);
+    const std::uint64_t n = rest.varint(failed_);
+    if (!ok()) return false;
+    const std::span<const std::byte> bytes = rest.take(n, failed_);
+    if (!ok()) return false;
     ByteReader body(bytes);
     if (!detail::decode_record_body(body, tag, state_, visitor_))
       return fail(fmt::format("unknown record tag {:#04x}", tag));
@@ -232,11 +237,11 @@ class ColumnDecoder {
     return true;
   }
 
-  std::array<ByteReader, format::kColumnCount> cols_;
+  std::array<detail::ColumnCursor, format::kColumnCount> cols_;
+  bool failed_ = false;  // a read ran off its column or past 64 bits (column_cursor.h)
   RecordVisitor& visitor_;
   detail::DecodeState state_;
   detail::AddressDecoder& addresses_;
-  bool split_;  // layout 4: split varints
   std::string failure_;
 };
 
@@ -249,8 +254,9 @@ Status decode_columns(std::span<const std::byte> payload, std::uint8_t layout, s
   };
   const auto columns = detail::split_directory(payload, layout);
   if (!columns) return corrupt("its column directory does not match its columns");
-  ColumnDecoder decoder(*columns, layout, visitor);
-  const std::string failure = decoder.run();
+  const std::string failure = layout == format::kLayoutSplitColumns
+                                  ? ColumnDecoder<true>(*columns, layout, visitor).run()
+                                  : ColumnDecoder<false>(*columns, layout, visitor).run();
   if (!failure.empty()) return corrupt(failure);
   return {};
 }
