@@ -6,6 +6,7 @@
 #include <bit>
 
 #include "common/parallel_for.h"
+#include "model/heap_cursor.h"
 
 namespace memrec::analyzer {
 
@@ -74,14 +75,17 @@ Candidates candidates_of(const AllocationTable& t, const RowFilter& f) {
   } else if (f.site) {
     list = t.site_rows(*f.site);
   }
+  // A row allocated after the instant is not alive at it: the rows past it
+  // are not candidates (each would be read only to fail the filter).
+  const std::uint32_t hi = f.rows.alive_at_ns ? std::min(f.hi, rows_until(t, *f.rows.alive_at_ns)) : f.hi;
   if (f.realloc || f.site) {
     const auto [first, last] = list;
     c.list = first;
     c.begin = static_cast<std::uint32_t>(std::lower_bound(first, last, f.lo) - first);
-    c.end = static_cast<std::uint32_t>(std::lower_bound(first, last, f.hi) - first);
+    c.end = std::max(c.begin, static_cast<std::uint32_t>(std::lower_bound(first, last, hi) - first));
   } else {
     c.begin = f.lo;
-    c.end = std::max(f.lo, f.hi);
+    c.end = std::max(f.lo, hi);
   }
   return c;
 }

@@ -79,6 +79,13 @@ std::pair<const std::uint32_t*, const std::uint32_t*> AllocationTable::site_rows
   return {site_rows_.data() + site_offsets_[site], site_rows_.data() + site_offsets_[site + 1]};
 }
 
+std::optional<std::span<const AllocationTable::SiteSum>> AllocationTable::block_site_sums(std::size_t block) const {
+  if (block + 1 >= sum_begin_.size()) return std::nullopt;
+  const std::span<const SiteSum> sums(site_sums_.data() + sum_begin_[block], sum_begin_[block + 1] - sum_begin_[block]);
+  if (sums.size() == 1 && sums[0].site == kNoSite) return std::nullopt;
+  return sums;
+}
+
 // Two passes over the rows' stacks, each split in halves (in parallel) past
 // a million rows: counting per site, then placing each row in its site's
 // list (the second half after the first's rows of each site). Most of their
@@ -112,7 +119,48 @@ void AllocationTable::set_sites(const std::unordered_map<std::uint32_t, std::uin
     }
   };
   std::vector<std::vector<std::uint32_t>> counts(parts, std::vector<std::uint32_t>(sites, 0));
-  on_parts([&](std::size_t p) { each_row(p, [&](std::uint32_t, std::uint32_t s) { ++counts[p][s]; }); });
+  // The counting pass also sums each block's sizes by site: parts[p] holds
+  // part p's blocks' entries, ends[p] where each block's end.
+  std::vector<std::vector<SiteSum>> part_sums(parts);
+  std::vector<std::vector<std::uint32_t>> part_ends(parts);
+  on_parts([&](std::size_t p) {
+    BlockReader reader(rows_, {kRowStack, kRowSize});
+    std::vector<std::uint32_t>& count = counts[p];
+    std::vector<SiteSum>& sums = part_sums[p];
+    std::vector<std::uint64_t> bytes(sites, 0);
+    std::vector<std::uint32_t> in_block(sites, 0);
+    std::vector<std::uint32_t> seen;  // the block's sites
+    for (std::size_t b = part_begin(p); b < part_begin(p + 1); ++b) {
+      const std::uint32_t first = reader.load(b);
+      const std::uint64_t* stacks = reader[kRowStack];
+      const std::uint64_t* sizes = reader[kRowSize];
+      const auto end = static_cast<std::uint32_t>(std::min<std::size_t>(rows() - first, kBlockValues));
+      for (std::uint32_t i = 0; i < end; ++i) {
+        const std::uint32_t s = this->site_of_stack(static_cast<std::uint32_t>(stacks[i]));
+        if (s == kNoSite) continue;
+        if (in_block[s]++ == 0) seen.push_back(s);
+        bytes[s] += sizes[i];
+      }
+      std::sort(seen.begin(), seen.end());
+      if (seen.size() > kMaxBlockSites) sums.push_back({kNoSite, 0, 0});
+      for (const std::uint32_t s : seen) {
+        if (seen.size() <= kMaxBlockSites) sums.push_back({s, in_block[s], bytes[s]});
+        count[s] += in_block[s];
+        in_block[s] = 0;
+        bytes[s] = 0;
+      }
+      seen.clear();
+      part_ends[p].push_back(static_cast<std::uint32_t>(sums.size()));
+    }
+  });
+  sum_begin_.assign(1, 0);
+  site_sums_.clear();
+  for (std::size_t p = 0; p < parts; ++p) {
+    const auto base = static_cast<std::uint32_t>(site_sums_.size());
+    for (const std::uint32_t e : part_ends[p]) sum_begin_.push_back(base + e);
+    site_sums_.insert(site_sums_.end(), part_sums[p].begin(), part_sums[p].end());
+  }
+  site_sums_.shrink_to_fit();
   site_offsets_.assign(std::size_t{sites} + 1, 0);
   for (std::uint32_t s = 0; s < sites; ++s) {
     std::uint32_t in_site = 0;
@@ -192,8 +240,9 @@ std::uint64_t AllocationTable::memory_bytes() const {
   return rows_.memory_bytes() + bytes_of(free_ns_) + lifetimes_.memory_bytes() + bytes_of(temporary_) +
          frees_.memory_bytes() + bytes_of(order_) + bytes_of(realloc_by_from_) + bytes_of(realloc_by_to_) +
          bytes_of(realloc_rows_) + bytes_of(replaced_rows_) + bytes_of(unmatched_free_ns_) + bytes_of(replaced_ns_) +
-         bytes_of(mmap_ns_) + bytes_of(site_offsets_) + bytes_of(site_rows_) + bytes_of(skip_max_free_) +
-         bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_) + bytes_of(site_of_stack_) + by_stack_bytes();
+         bytes_of(mmap_ns_) + bytes_of(site_offsets_) + bytes_of(site_rows_) + bytes_of(sum_begin_) +
+         bytes_of(site_sums_) + bytes_of(skip_max_free_) + bytes_of(skip_max_temporary_free_) + bytes_of(checkpoints_) +
+         bytes_of(site_of_stack_) + by_stack_bytes();
 }
 
 std::uint64_t AllocationTable::by_stack_bytes() const {

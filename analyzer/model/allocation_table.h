@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -118,6 +119,19 @@ class AllocationTable {
     return site_offsets_.empty() ? 0 : site_offsets_.size() - 1;
   }
 
+  // Per row block (kBlockValues rows), the allocations and bytes of each
+  // site it has rows of, ascending by site: whole blocks of a range's
+  // per-site allocations need no decoding (site_allocations). Set by
+  // set_sites; none for a growing table, nor for a block of more than
+  // kMaxBlockSites sites (its columns are read instead).
+  struct SiteSum {
+    std::uint32_t site = 0;
+    std::uint32_t count = 0;
+    std::uint64_t bytes = 0;
+  };
+  static constexpr std::uint32_t kMaxBlockSites = 64;
+  std::optional<std::span<const SiteSum>> block_site_sums(std::size_t block) const;
+
   const std::vector<HeapCheckpoint>& checkpoints() const { return checkpoints_; }
   // The latest free time among rows [i × kSkipRows, (i + 1) × kSkipRows).
   std::uint64_t skip_max_free(std::size_t i) const { return skip_max_free_[i]; }
@@ -163,6 +177,10 @@ class AllocationTable {
   std::vector<std::uint64_t> mmap_ns_;
   std::vector<std::uint32_t> site_offsets_;
   SpillColumn<std::uint32_t> site_rows_;
+  // By row block: its first entry of site_sums_, then the end. A block not
+  // summed holds one entry of site kNoSite.
+  std::vector<std::uint32_t> sum_begin_;
+  std::vector<SiteSum> site_sums_;
   std::vector<std::uint64_t> skip_max_free_;
   std::vector<std::uint64_t> skip_max_temporary_free_;
   std::vector<HeapCheckpoint> checkpoints_;

@@ -251,6 +251,38 @@ WindowFigures window_figures(const AllocationTable& t, const TimeWindow& w) {
   return out;
 }
 
+SiteAllocations site_allocations(const AllocationTable& t, const TimeWindow& w) {
+  const std::size_t n = t.sites();
+  SiteAllocations out{std::vector<std::uint64_t>(n, 0), std::vector<std::uint64_t>(n, 0)};
+  const std::uint32_t lo = w.from_ns == 0 ? 0 : rows_until(t, w.from_ns - 1);
+  const std::uint32_t hi = rows_until(t, w.to_ns);
+  if (hi <= lo) return out;
+  std::optional<BlockReader> reader;
+  for (std::size_t b = lo / kBlockValues; b * kBlockValues < hi; ++b) {
+    const auto first = static_cast<std::uint32_t>(b * kBlockValues);
+    const auto end = static_cast<std::uint32_t>(std::min<std::size_t>(std::size_t{first} + kBlockValues, t.rows()));
+    const auto sums = t.block_site_sums(b);
+    if (sums && lo <= first && end <= hi) {
+      for (const AllocationTable::SiteSum& s : *sums) {
+        out.count[s.site] += s.count;
+        out.bytes[s.site] += s.bytes;
+      }
+      continue;
+    }
+    if (!reader) reader.emplace(t.row_blocks(), std::initializer_list<std::size_t>{kRowStack, kRowSize});
+    reader->load(b);
+    const std::uint64_t* stacks = (*reader)[kRowStack];
+    const std::uint64_t* sizes = (*reader)[kRowSize];
+    for (std::uint32_t r = std::max(lo, first); r < std::min(hi, end); ++r) {
+      const std::uint32_t s = t.site_of_stack(static_cast<std::uint32_t>(stacks[r - first]));
+      if (s == kNoSite) continue;
+      ++out.count[s];
+      out.bytes[s] += sizes[r - first];
+    }
+  }
+  return out;
+}
+
 namespace {
 
 // site_sparklines in one pass over rows [0, hi) for all of `sites`,

@@ -62,6 +62,15 @@ struct WindowFigures {
 };
 WindowFigures window_figures(const AllocationTable& t, const TimeWindow& window);
 
+// Per site, the allocations and bytes allocated in the window (window_figures'
+// first two SiteFigures) from the row blocks' per-site sums, reading the
+// columns of only the blocks at its ends and those not summed.
+struct SiteAllocations {
+  std::vector<std::uint64_t> count;
+  std::vector<std::uint64_t> bytes;
+};
+SiteAllocations site_allocations(const AllocationTable& t, const TimeWindow& window);
+
 // Each of `sites`' live bytes at the ends of `n` equal parts of [from, to]:
 // result[i * n + j].
 std::vector<std::uint64_t> site_sparklines(const AllocationTable& t, const std::vector<std::uint32_t>& sites,

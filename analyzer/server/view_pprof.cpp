@@ -63,12 +63,11 @@ std::int64_t as_signed(std::uint64_t n) { return static_cast<std::int64_t>(n); }
 std::vector<PprofValues> window_values(const AllocationTable& t, const ViewDump& d, std::uint64_t from,
                                        std::uint64_t to, bool delta) {
   const std::uint64_t start = d.start_ns();
-  const WindowFigures figures = window_figures(t, TimeWindow{start + from, start + to});
+  const SiteAllocations allocated = site_allocations(t, TimeWindow{start + from, start + to});
   const SiteLive after = live_by_site(t, cursor_at(t, start + to));
-  std::vector<PprofValues> values(figures.sites.size());
+  std::vector<PprofValues> values(allocated.count.size());
   for (std::size_t s = 0; s < values.size(); ++s) {
-    const SiteFigures& f = figures.sites[s];
-    values[s] = {as_signed(f.allocations), as_signed(f.allocated_bytes), as_signed(after.count[s]),
+    values[s] = {as_signed(allocated.count[s]), as_signed(allocated.bytes[s]), as_signed(after.count[s]),
                  as_signed(after.bytes[s])};
   }
   if (delta) {

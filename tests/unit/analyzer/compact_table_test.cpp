@@ -283,6 +283,44 @@ TEST_SUITE("analyzer/compact_table") {
       }
     }
   }
+
+  TEST_CASE("a range's allocations by site from the blocks' sums equal a count of every block") {
+    std::mt19937_64 rng(37);
+    std::vector<Block> blocks;
+    for (std::uint32_t i = 0; i < 3 * kB + 500; ++i) {
+      const std::uint64_t a = 1000 + i * 10;
+      const std::uint64_t f = rng() % 10 == 0 ? kNeverFreed : a + 1 + rng() % 100000;
+      // The second block's rows are of more sites than a block's sums keep.
+      const std::uint64_t sites = i / kB == 1 ? 100 : 5;
+      blocks.push_back({a, f, 1 + rng() % 100, static_cast<std::uint32_t>(rng() % sites)});
+    }
+    const AllocationTable t = table_of(blocks, 100);
+    CHECK(t.block_site_sums(0).has_value());
+    CHECK_FALSE(t.block_site_sums(1).has_value());
+    for (const TimeWindow w : {TimeWindow{0, ~0ull - 1}, TimeWindow{1000 + 10 * kB, 1000 + 20 * kB},
+                               TimeWindow{20005, 90000}, TimeWindow{150000, 160000}, TimeWindow{160000, 150000}}) {
+      CAPTURE(w.from_ns);
+      CAPTURE(w.to_ns);
+      const SiteAllocations got = site_allocations(t, w);
+      const WindowFigures figures = window_figures(t, w);
+      REQUIRE(got.count.size() == 100);
+      for (std::uint32_t site = 0; site < 100; ++site) {
+        CAPTURE(site);
+        std::uint64_t count = 0;
+        std::uint64_t bytes = 0;
+        for (const Block& b : blocks) {
+          if (b.site == site && b.alloc_ns >= w.from_ns && b.alloc_ns <= w.to_ns) {
+            ++count;
+            bytes += b.size;
+          }
+        }
+        REQUIRE(got.count[site] == count);
+        REQUIRE(got.bytes[site] == bytes);
+        REQUIRE(figures.sites[site].allocations == count);
+        REQUIRE(figures.sites[site].allocated_bytes == bytes);
+      }
+    }
+  }
 }
 
 }  // namespace

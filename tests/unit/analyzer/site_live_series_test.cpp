@@ -67,6 +67,30 @@ TEST_CASE("every point is what is live at its instant, for one site and for site
   }
 }
 
+TEST_CASE("a site of many blocks, read in two halves at once, gives every point as one pass would") {
+  std::mt19937_64 rng(13);
+  std::vector<Block> blocks;
+  for (std::uint64_t i = 0; i < 150'000; ++i) {
+    const std::uint64_t a = 10 * i;
+    const std::uint64_t f = rng() % 8 == 0 ? kNeverFreed : a + 1 + rng() % 400'000;
+    blocks.push_back({a, f, 1 + rng() % 5000, static_cast<std::uint32_t>(rng() % 2)});
+  }
+  const AllocationTable table = table_of(blocks, 2);
+  for (const GrowthGrid& grid : {GrowthGrid::over(0, 1'500'000, 50), GrowthGrid::over(300'000, 900'000, 13)}) {
+    for (const std::vector<std::uint32_t>& sites : {std::vector<std::uint32_t>{1}, {0, 1}}) {
+      CAPTURE(grid.from_ns);
+      CAPTURE(sites.size());
+      const LiveSeries s = site_live_series(table, sites, grid);
+      for (std::size_t p = 0; p < s.time_ns.size(); ++p) {
+        CAPTURE(s.time_ns[p]);
+        const auto [bytes, count] = live_at(blocks, sites, s.time_ns[p]);
+        REQUIRE(s.bytes[p] == bytes);
+        REQUIRE(s.count[p] == count);
+      }
+    }
+  }
+}
+
 TEST_CASE("a block is live from its allocation's instant, not at its free's, and one never freed to the end") {
   // site 0: allocated before the window and freed exactly at instant 112;
   // allocated exactly at 125 and never freed; allocated after the window.
