@@ -62,8 +62,14 @@ def test_demo_records_serves_the_ui_and_stops_cleanly_on_ctrl_c(build):
         # and the UI serves the one recording
         url = match.group(2)
         opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
-        with opener.open(url + "api/dumps", timeout=30) as response:
-            dumps = json.load(response)["dumps"]
+        # (once loaded: the view listens before its dumps are)
+        deadline = time.monotonic() + STARTUP_S
+        while True:
+            with opener.open(url + "api/dumps", timeout=30) as response:
+                dumps = json.load(response)["dumps"]
+            if not any(d["state"] == "loading" for d in dumps) or time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
         assert len(dumps) == 1 and dumps[0]["exe"].endswith("/demo_service"), dumps
 
         # when Ctrl-C reaches the demo's process group
