@@ -72,7 +72,7 @@ std::string default_spill_directory();
 // --spill-dir's help (memrec view and export). The default is not printed:
 // it depends on the environment, and docs/reference.md holds this text.
 inline constexpr const char* kSpillDirHelp =
-    "keep allocation tables (about 36 bytes an allocation) in unlinked files in this directory, which the "
+    "keep allocation tables (about 15 bytes an allocation) in unlinked files in this directory, which the "
     "kernel writes to disk when memory runs short (default: $TMPDIR, else /var/tmp; \"\": in memory)";
 // What went wrong with the directory (it cannot hold files, its disk filled),
 // each reason once, in order. Thread-safe.
